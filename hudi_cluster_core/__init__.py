@@ -1,0 +1,1 @@
+"""hudi-cluster: the clustering table service for Apache Hudi tables."""

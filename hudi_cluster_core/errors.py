@@ -1,0 +1,30 @@
+"""User-facing errors.
+
+Every error a user can cause (bad config, bad params, not a Hudi table, unreadable timeline file, corrupt
+plan) is a :class:`HudiClusterError`: the CLI prints its message alone and exits with code 2, without a
+stack trace. The message names the key, file or value and what is accepted. Anything else is a bug.
+"""
+
+from __future__ import annotations
+
+
+class HudiClusterError(Exception):
+    """Base of every error caused by input: the CLI exits 2 and prints only the message."""
+
+    exit_code = 2
+
+
+class ConfigError(HudiClusterError):
+    """A configuration key or value is wrong (unknown key, bad type, out of range)."""
+
+
+class TableError(HudiClusterError):
+    """The path is not a readable Hudi table, or a table file is missing or corrupt."""
+
+
+class PlanError(HudiClusterError):
+    """A clustering plan cannot be read, or cannot be built or executed as asked."""
+
+
+class PluginError(HudiClusterError):
+    """A strategy name does not resolve to an installed plugin, or a plugin misbehaves."""

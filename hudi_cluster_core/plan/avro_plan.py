@@ -1,0 +1,137 @@
+"""Clustering plans in Hudi's Avro shape (HoodieRequestedReplaceMetadata), built from and read into models."""
+
+from __future__ import annotations
+
+import math
+import posixpath
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from ..errors import PlanError
+from ..io.storage import Storage
+from .model import PlannedGroup
+
+_MB = 1024.0 * 1024.0
+
+
+def group_metrics(group: PlannedGroup) -> dict[str, float]:
+    """The metrics Hudi records per group; its MB figures are rounded up (a tiny group reads as 1.0 MB)."""
+    read_mb = float(math.ceil(group.total_bytes / _MB))
+    return {
+        "TOTAL_IO_READ_MB": read_mb,
+        "TOTAL_IO_WRITE_MB": read_mb,
+        "TOTAL_IO_MB": 2 * read_mb,
+        "TOTAL_LOG_FILES_SIZE": float(sum(s.log_files_size for s in group.slices)),
+        "TOTAL_LOG_FILES": float(sum(len(s.log_files) for s in group.slices)),
+    }
+
+
+def build_requested_replace_metadata(
+    storage: Storage,
+    groups: list[PlannedGroup],
+    execution_class: str,
+    strategy_params: Mapping[str, str],
+    missing_partitions: tuple[str, ...] = (),
+    preserve_hoodie_metadata: bool = True,
+) -> dict:
+    def full_path(partition: str, name: str) -> str:
+        return storage.qualified(storage.join(partition, name))
+
+    input_groups = []
+    for group in groups:
+        slices = [
+            {
+                "dataFilePath": full_path(s.partition, s.base_file.name) if s.base_file else "",
+                "deltaFilePaths": [full_path(s.partition, log.name) for log in s.log_files],
+                "fileId": s.file_id,
+                "partitionPath": s.partition,
+                "bootstrapFilePath": "",
+                "version": 1,
+            }
+            for s in group.slices
+        ]
+        input_groups.append({
+            "slices": slices,
+            "metrics": dict(group.metrics) or group_metrics(group),
+            "numOutputFileGroups": int(group.num_output_file_groups),
+            "extraMetadata": dict(group.extra_metadata) if group.extra_metadata is not None else None,
+            "version": 1,
+        })  # fmt: skip
+    plan = {
+        "inputGroups": input_groups,
+        "strategy": {"strategyClassName": execution_class, "strategyParams": dict(strategy_params), "version": 1},
+        "extraMetadata": {},
+        "version": 1,
+        "preserveHoodieMetadata": preserve_hoodie_metadata,
+        "missingSchedulePartitions": list(missing_partitions),
+    }
+    return {"operationType": "CLUSTER", "clusteringPlan": plan, "extraMetadata": {}, "version": 1}
+
+
+@dataclass(frozen=True)
+class InputSlice:
+    partition: str
+    file_id: str
+    base_file: str | None  # path without scheme
+    log_files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PlanGroup:
+    """One group of a stored plan, as the executor needs it."""
+
+    index: int
+    partition: str
+    slices: tuple[InputSlice, ...]
+    num_output_file_groups: int
+    extra_metadata: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def file_ids(self) -> tuple[str, ...]:
+        return tuple(s.file_id for s in self.slices)
+
+
+@dataclass(frozen=True)
+class StoredPlan:
+    instant_time: str
+    execution_class: str
+    strategy_params: Mapping[str, str]
+    groups: tuple[PlanGroup, ...]
+    preserve_hoodie_metadata: bool
+
+
+def read_plan(storage: Storage, instant_time: str, record: dict, *, source: str) -> StoredPlan:
+    plan = record.get("clusteringPlan") or {}
+    strategy = plan.get("strategy") or {}
+    groups = []
+    for index, group in enumerate(plan.get("inputGroups") or []):
+        slices = []
+        for info in group.get("slices") or []:
+            if not info.get("fileId"):
+                raise PlanError(f"{source}: group {index} has a slice without fileId")
+            partition = info.get("partitionPath") or ""
+            data = info.get("dataFilePath") or None
+            slices.append(InputSlice(
+                partition, info["fileId"],
+                storage.strip_scheme(data) if data else None,
+                tuple(storage.strip_scheme(p) for p in info.get("deltaFilePaths") or []),
+            ))  # fmt: skip
+        if not slices:
+            raise PlanError(f"{source}: group {index} has no slices")
+        partitions = {s.partition for s in slices}
+        if len(partitions) != 1:
+            raise PlanError(f"{source}: group {index} spans partitions {sorted(partitions)}; one is accepted")
+        count = group.get("numOutputFileGroups") or 1
+        if count < 1:
+            raise PlanError(f"{source}: group {index} numOutputFileGroups={count}; accepted: >= 1")
+        groups.append(PlanGroup(index, slices[0].partition, tuple(slices), int(count), group.get("extraMetadata") or {}))
+    if not strategy.get("strategyClassName"):
+        raise PlanError(f"{source}: the plan names no execution strategy (strategy.strategyClassName)")
+    return StoredPlan(
+        instant_time, strategy["strategyClassName"], dict(strategy.get("strategyParams") or {}), tuple(groups),
+        plan.get("preserveHoodieMetadata") is not False,
+    )  # fmt: skip
+
+
+def relative_to_table(storage: Storage, path: str) -> str:
+    return posixpath.relpath(path, storage.base)

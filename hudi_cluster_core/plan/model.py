@@ -1,0 +1,52 @@
+"""Immutable models passed to strategy hooks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+from ..table import FileGroupId, FileSlice
+
+
+@dataclass(frozen=True)
+class PlannedGroup:
+    """One clustering group as a plan strategy proposes it."""
+
+    slices: tuple[FileSlice, ...]
+    num_output_file_groups: int = 1
+    metrics: Mapping[str, float] = field(default_factory=dict)
+    extra_metadata: Mapping[str, str] | None = None
+
+    @property
+    def partition(self) -> str:
+        return self.slices[0].partition if self.slices else ""
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(s.total_size for s in self.slices)
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """What a plan strategy sees: the table, the validated config, and what is already pending."""
+
+    table: Any  # hudi_cluster_core.table.HudiTable
+    config: Any  # hudi_cluster_core.config.ClusteringConfig
+    params: Any  # the strategy's validated params model instance, or None
+    instant_time: str
+    pending_file_groups: Mapping[FileGroupId, str] = field(default_factory=dict)
+    partitions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class UpdateContext:
+    incoming_file_groups: frozenset[FileGroupId]
+    pending_clustering: Mapping[FileGroupId, str]
+    config: Any = None
+
+
+@dataclass(frozen=True)
+class UpdateDecision:
+    action: Literal["reject", "allow", "duplicate"]
+    file_groups: frozenset[FileGroupId] = frozenset()
+    message: str = ""

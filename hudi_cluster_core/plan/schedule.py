@@ -1,0 +1,97 @@
+"""Scheduling: the configured plan strategy picks and groups slices; the plan goes to the timeline."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from ..avro import encode_avro
+from ..errors import ConfigError, PluginError
+from ..plugins import StrategyRegistry, call_hook
+from ..table import HudiTable, State
+from .avro_plan import build_requested_replace_metadata
+from .eligibility import select_partitions
+from .model import PlanContext, PlannedGroup
+
+log = logging.getLogger(__name__)
+PLAN_STRATEGY_KEY = "hoodie.clustering.plan.strategy.class"
+EXECUTION_STRATEGY_KEY = "hoodie.clustering.execution.strategy.class"
+
+
+@dataclass(frozen=True)
+class ScheduledPlan:
+    instant_time: str
+    groups: tuple[PlannedGroup, ...]
+    record: dict  # the HoodieRequestedReplaceMetadata written (or that would be written, on a dry run)
+    written: bool
+
+
+def strategy_params(strategy, raw: dict[str, str]):
+    """Validate the params a strategy declares, taking them from the Hudi keys present in ``raw``."""
+    from ..config import validate_strategy_params
+
+    model = getattr(strategy, "params_model", None)
+    if model is None:
+        return None
+    known = {f.alias or name for name, f in model.model_fields.items()}
+    return validate_strategy_params(model, {k: v for k, v in raw.items() if k in known}, strategy=strategy.name)
+
+
+def check_instant_time(table: HudiTable, instant_time: str) -> None:
+    if not (instant_time.isdigit() and len(instant_time) in (14, 17)):
+        raise ConfigError(f"--instant-time {instant_time!r}: accepted: 17 digits yyyyMMddHHmmssSSS")
+    latest = table.timeline.max_timestamp()
+    if instant_time.ljust(17, "0") <= latest.ljust(17, "0"):
+        raise ConfigError(
+            f"--instant-time {instant_time}: must be later than every instant on the timeline (latest: {latest})"
+        )
+
+
+def _check_groups(strategy, eligible: list, groups: list[PlannedGroup]) -> None:
+    """The invariants every plan strategy promises, checked before anything reaches the timeline."""
+    allowed = {s.group_id for s in eligible}
+    seen = set()
+    for group in groups:
+        for file_slice in group.slices:
+            if file_slice.group_id not in allowed:
+                raise PluginError(f"plan strategy '{strategy.name}' grouped an ineligible slice {file_slice.group_id}")
+            if file_slice.group_id in seen:
+                raise PluginError(f"plan strategy '{strategy.name}' put {file_slice.group_id} in two groups")
+            seen.add(file_slice.group_id)
+        if not group.slices or group.num_output_file_groups < 1:
+            raise PluginError(f"plan strategy '{strategy.name}' made an empty group or one with no output files")
+
+
+def schedule(
+    table: HudiTable, config, registry: StrategyRegistry, *, instant_time: str | None = None, dry_run: bool = False
+) -> ScheduledPlan | None:
+    """Build a clustering plan and write it as a requested instant; None when nothing is worth clustering."""
+    plan_strategy = registry.resolve("plan", config.get(PLAN_STRATEGY_KEY), config_key=PLAN_STRATEGY_KEY)
+    execution = registry.resolve("execution", config.get(EXECUTION_STRATEGY_KEY), config_key=EXECUTION_STRATEGY_KEY)
+    params = strategy_params(plan_strategy, config.raw)
+    strategy_params(execution, config.raw)  # fail now, not mid-run, on bad execution params
+    if instant_time:
+        check_instant_time(table, instant_time)
+    instant_time = instant_time or table.timeline.new_instant_time()
+
+    view = table.view()
+    pending = {**view.pending_compaction_file_groups(), **view.pending_clustering_file_groups()}
+    selection = select_partitions(view.partitions, config)
+    context = PlanContext(table, config, params, instant_time, pending, selection.partitions)
+    slices = view.latest_file_slices()
+    eligible = call_hook(plan_strategy, "plan_select_slices", context=context, slices=slices) or []
+    groups = call_hook(plan_strategy, "plan_group_slices", context=context, slices=eligible) or []
+    groups = call_hook(plan_strategy, "plan_finalize_groups", context=context, groups=groups) or []
+    _check_groups(plan_strategy, eligible, groups)
+    if not groups:
+        log.info("nothing to cluster: %d slice(s), %d eligible", len(slices), len(eligible))
+        return None
+    execution_class, params_map = call_hook(plan_strategy, "plan_execution_strategy", context=context)
+    # Hudi 1.x always plans with preserveHoodieMetadata=true: clustered rows keep their commit time.
+    record = build_requested_replace_metadata(table.storage, groups, execution_class, params_map, selection.missing)
+    if not dry_run:
+        name = table.timeline.clustering_file_name(instant_time, State.REQUESTED)
+        table.storage.write_atomic(table.timeline.path_of(name), encode_avro(record, "HoodieRequestedReplaceMetadata"))
+        log.info("scheduled clustering %s: %d group(s), %d file group(s)", instant_time, len(groups),
+                 sum(len(g.slices) for g in groups))  # fmt: skip
+    return ScheduledPlan(instant_time, tuple(groups), record, not dry_run)

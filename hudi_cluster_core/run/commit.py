@@ -1,0 +1,72 @@
+"""Committing a clustering: the completed replacecommit is the single, atomic commit point.
+
+Order (format notes sections 0 and 3.4): data files are closed; stray files of failed task attempts (they have
+markers but no write stat) are deleted; the metadata table is dropped if present; the completed instant file
+appears atomically; the marker folder goes last. Before the completed file exists no reader sees a new file.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+from collections import defaultdict
+
+from ..avro import encode_commit_metadata
+from ..io.base_file import TEMP_DIR
+from ..table import HudiTable, State
+from ..table.metadata_table import drop_metadata_table
+from ..plan.avro_plan import StoredPlan
+
+log = logging.getLogger(__name__)
+
+
+def table_schema(table: HudiTable) -> str | None:
+    """The table's Avro schema (data fields only) as Hudi records it in every commit's extraMetadata."""
+    for instant in reversed(table.timeline.completed()):
+        schema = (table.timeline.commit_metadata(instant).get("extraMetadata") or {}).get("schema")
+        if schema:
+            return schema
+    return table.config.props.get("hoodie.table.create.schema")
+
+
+def marked_files(table: HudiTable, instant_time: str) -> set[str]:
+    """Data files (relative paths) that have a CREATE/MERGE/APPEND marker for ``instant_time``."""
+    storage = table.storage
+    root = storage.join(TEMP_DIR, instant_time)
+    found = set()
+    for entry in storage.list(root, recursive=True):
+        if not entry.is_dir and ".marker." in entry.name:
+            relative = posixpath.relpath(entry.path, root)
+            found.add(relative.rsplit(".marker.", 1)[0])
+    return found
+
+
+def commit_clustering(table: HudiTable, plan: StoredPlan, stats: list[dict]) -> str:
+    """Write the completed replacecommit; returns its file name."""
+    storage, timeline = table.storage, table.timeline
+    written = {s["path"] for s in stats}
+    for stray in sorted(marked_files(table, plan.instant_time) - written):
+        log.info("deleting %s: written by a failed task attempt", stray)
+        storage.delete_file(storage.join(stray))
+
+    write_stats: dict[str, list[dict]] = defaultdict(list)
+    for stat in stats:
+        write_stats[stat["partitionPath"]].append(stat)
+    replaced: dict[str, list[str]] = defaultdict(list)
+    for group in plan.groups:
+        replaced[group.partition].extend(group.file_ids)
+    schema = table_schema(table)
+    metadata = {
+        "partitionToWriteStats": dict(write_stats),
+        "partitionToReplaceFileIds": dict(replaced),
+        "compacted": False,
+        "extraMetadata": {"schema": schema} if schema else {},
+        "operationType": "CLUSTER",
+    }
+    layout = timeline.layout_version
+    drop_metadata_table(storage)
+    completion = timeline.completion_time_after(plan.instant_time) if layout >= 2 else None
+    name = timeline.clustering_file_name(plan.instant_time, State.COMPLETED, completion)
+    storage.write_atomic(timeline.path_of(name), encode_commit_metadata(metadata, layout_version=layout, replace=True))
+    storage.delete_dir(storage.join(TEMP_DIR, plan.instant_time))
+    return name

@@ -1,0 +1,93 @@
+"""Executing a stored clustering plan on Spark, then committing it."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from ..errors import PlanError
+from ..io.base_file import ParquetOptions
+from ..plan.avro_plan import StoredPlan, read_plan
+from ..plan.schedule import strategy_params
+from ..plugins import StrategyRegistry
+from ..table import HudiTable, State
+from .commit import commit_clustering
+from .rollback import rollback_clustering
+from .spark import run_group_tasks
+from .task import GroupTask
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GroupOutcome:
+    partition: str
+    input_file_ids: tuple[str, ...]
+    input_bytes: int
+    output_files: tuple[str, ...]
+    output_bytes: int
+    rows: int
+
+    def to_json(self) -> dict:
+        return {
+            "partition": self.partition, "input_file_ids": list(self.input_file_ids), "input_bytes": self.input_bytes,
+            "output_files": list(self.output_files), "output_bytes": self.output_bytes, "rows": self.rows,
+        }  # fmt: skip
+
+
+def load_stored_plan(table: HudiTable, instant_time: str) -> StoredPlan:
+    instant = table.timeline.get(instant_time)
+    if instant is None:
+        raise PlanError(f"no instant {instant_time} on the timeline of {table.base_path}")
+    if instant.is_completed:
+        raise PlanError(f"clustering {instant_time} is already completed ({instant.file_name})")
+    record = table.timeline.clustering_plan(instant_time)
+    if record is None:
+        raise PlanError(f"instant {instant_time} ({instant.file_name}) is not a pending clustering plan")
+    requested = table.timeline.requested_file(instant_time)
+    return read_plan(table.storage, instant_time, record, source=table.timeline.path_of(requested.file_name))
+
+
+def build_tasks(table: HudiTable, plan: StoredPlan, config, registry: StrategyRegistry) -> list[GroupTask]:
+    execution = registry.resolve("execution", plan.execution_class, config_key="plan strategy.strategyClassName")
+    params = strategy_params(execution, dict(plan.strategy_params))
+    options = ParquetOptions.from_hoodie(dict(config.raw))
+    target = int(config.get("hoodie.clustering.plan.strategy.target.file.max.bytes"))
+    return [
+        GroupTask(
+            table.storage.base_uri, plan.instant_time, group, execution, params, dict(plan.strategy_params),
+            {k: str(v) for k, v in config.raw.items()}, options, target, plan.preserve_hoodie_metadata,
+        )  # fmt: skip
+        for group in plan.groups
+    ]
+
+
+def execute_plan(
+    table: HudiTable, plan: StoredPlan, config, registry: StrategyRegistry, spark, *, parallelism: int
+) -> tuple[str, list[GroupOutcome]]:
+    """Run every group of ``plan`` and commit; returns the completed file name and per-group outcomes."""
+    tasks = build_tasks(table, plan, config, registry)
+    timeline = table.timeline
+    if timeline.get(plan.instant_time).state is State.INFLIGHT:
+        # a previous run died mid-way: clear its partial files, keep the plan (Hudi's retry path)
+        rollback_clustering(table, plan.instant_time, keep_plan=True)
+        table = table.reload()
+        timeline = table.timeline
+    inflight = timeline.clustering_file_name(plan.instant_time, State.INFLIGHT)
+    table.storage.write_atomic(timeline.path_of(inflight), b"")
+    input_bytes = [task.input_bytes() for task in tasks]
+
+    def progress(done: int, total: int) -> None:
+        log.info("clustering %s: %d/%d task(s) done", plan.instant_time, done, total)
+
+    results = run_group_tasks(spark, tasks, parallelism, progress)
+    stats = [stat for group_stats in results for stat in group_stats]
+    name = commit_clustering(table.reload(), plan, stats)
+    outcomes = [
+        GroupOutcome(
+            group.partition, group.file_ids, input_bytes[i], tuple(s["path"] for s in results[i]),
+            sum(s["fileSizeInBytes"] for s in results[i]), sum(s["numWrites"] for s in results[i]),
+        )  # fmt: skip
+        for i, group in enumerate(plan.groups)
+    ]
+    return name, outcomes

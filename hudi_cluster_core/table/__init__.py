@@ -1,0 +1,45 @@
+"""Reading a Hudi table: ``hoodie.properties``, the active timeline and the file-system view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from ..io.storage import Storage
+from .naming import BaseFile, LogFile
+from .properties import TableConfig, load_table_config
+from .timeline import Instant, State, Timeline, load_timeline
+from .view import FileGroupId, FileSlice, FileSystemView
+
+__all__ = [
+    "BaseFile", "FileGroupId", "FileSlice", "FileSystemView", "HudiTable", "Instant", "LogFile", "State",
+    "TableConfig", "Timeline", "load_table",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class HudiTable:
+    storage: Storage
+    config: TableConfig
+    timeline: Timeline
+
+    @property
+    def base_path(self) -> str:
+        return self.storage.base
+
+    def view(self) -> FileSystemView:
+        return FileSystemView(self.timeline)
+
+    def reload(self) -> "HudiTable":
+        return load_table(self.storage.base_uri)
+
+
+def load_table(base_path: str | Path) -> HudiTable:
+    """Open the table at ``base_path`` (a local path or a URI); raises TableError if it is not a Hudi table."""
+    uri = str(base_path)
+    if not urlparse(uri).scheme:
+        uri = str(Path(uri).expanduser().resolve())
+    storage = Storage(uri)
+    config = load_table_config(storage)
+    return HudiTable(storage, config, load_timeline(storage, config))

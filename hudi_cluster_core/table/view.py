@@ -1,0 +1,183 @@
+"""File-system view: file groups and their latest slices, as Apache Hudi and hudi-rs see them.
+
+A base or log file counts only once its instant completed. Slices are keyed by base instant; on v8+ a log file
+joins the slice with the largest base instant at or before its deltacommit's completion time, on v6 the slice
+whose base instant its name carries. File groups named in a completed replacecommit are hidden.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from bisect import bisect_right
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from .naming import BaseFile, LogFile, parse_base_file, parse_log_file
+from .timeline import Instant, Timeline
+
+PARTITION_METAFILE_PREFIX = ".hoodie_partition_metadata"
+_SKIPPED_TOP_DIRS = (".hoodie", "_delta_log", "metadata")
+
+
+@dataclass(frozen=True, order=True)
+class FileGroupId:
+    partition: str
+    file_id: str
+
+
+@dataclass(frozen=True)
+class FileSlice:
+    partition: str
+    file_id: str
+    base_instant: str
+    base_file: BaseFile | None = None
+    log_files: tuple[LogFile, ...] = ()
+
+    @property
+    def group_id(self) -> FileGroupId:
+        return FileGroupId(self.partition, self.file_id)
+
+    @property
+    def base_file_size(self) -> int:
+        return self.base_file.size if self.base_file else 0
+
+    @property
+    def log_files_size(self) -> int:
+        return sum(log.size for log in self.log_files)
+
+    @property
+    def total_size(self) -> int:
+        return self.base_file_size + self.log_files_size
+
+    def relative_path(self, name: str) -> str:
+        return posixpath.join(self.partition, name) if self.partition else name
+
+    def to_json(self) -> dict:
+        return {
+            "partition": self.partition,
+            "file_id": self.file_id,
+            "base_instant": self.base_instant,
+            "base_file": self.base_file.name if self.base_file else None,
+            "log_files": [log.name for log in self.log_files],
+        }
+
+
+@dataclass
+class _GroupFiles:
+    bases: dict[str, BaseFile] = field(default_factory=dict)
+    logs: list[LogFile] = field(default_factory=list)
+
+
+class FileSystemView:
+    def __init__(self, timeline: Timeline):
+        self.timeline = timeline
+        self.storage = timeline.storage
+        self.config = timeline.config
+
+    @cached_property
+    def _completion_times(self) -> dict[str, str]:
+        """Requested time -> completion time of every completed write (v6: the requested time itself)."""
+        return {i.time: (i.completion_time or i.time) for i in self.timeline.completed()}
+
+    @cached_property
+    def _listing(self) -> dict[str, list]:
+        """Partition path -> files in it, from one recursive listing."""
+        by_dir: dict[str, list] = defaultdict(list)
+        base = self.storage.base.rstrip("/")
+        for entry in self.storage.list(self.storage.base, recursive=True):
+            relative = entry.path[len(base) + 1 :]
+            top = relative.split("/", 1)[0]
+            if top in _SKIPPED_TOP_DIRS or entry.is_dir:
+                continue
+            by_dir[posixpath.dirname(relative)].append(entry)
+        if not self.config.is_partitioned:
+            return {"": by_dir.get("", [])}
+        return {
+            directory: entries
+            for directory, entries in by_dir.items()
+            if directory and any(e.name.startswith(PARTITION_METAFILE_PREFIX) for e in entries)
+        }
+
+    @property
+    def partitions(self) -> list[str]:
+        return sorted(self._listing)
+
+    def _group_files(self, partition: str) -> dict[str, _GroupFiles]:
+        completed = self._completion_times
+        extension = self.config.base_file_extension
+        groups: dict[str, _GroupFiles] = defaultdict(_GroupFiles)
+        for entry in self._listing.get(partition, []):
+            if entry.name.endswith(extension):
+                base = parse_base_file(entry.name, entry.size)
+                if base and base.instant in completed:
+                    groups[base.file_id].bases[base.instant] = base
+            elif entry.name.startswith(".") and ".log." in entry.name:
+                log = parse_log_file(entry.name, entry.size)
+                if log and (self.timeline.layout_version < 2 or log.instant in completed):
+                    groups[log.file_id].logs.append(log)
+        return groups
+
+    def _slices(self, partition: str, file_id: str, files: _GroupFiles) -> dict[str, FileSlice]:
+        keys = sorted(files.bases)
+        logs_by_key: dict[str, list[LogFile]] = defaultdict(list)
+        for log in files.logs:
+            moment = self._completion_times.get(log.instant, log.instant) if self.timeline.layout_version >= 2 else log.instant
+            index = bisect_right(keys, moment)
+            logs_by_key[keys[index - 1] if index else log.instant].append(log)
+        slices = {}
+        for key in sorted(set(keys) | set(logs_by_key)):
+            logs = tuple(sorted(logs_by_key.get(key, []), key=lambda l: (l.instant, l.version, l.write_token)))
+            slices[key] = FileSlice(partition, file_id, key, files.bases.get(key), logs)
+        return slices
+
+    def replaced_file_groups(self, as_of: str | None = None) -> set[FileGroupId]:
+        replaced = set()
+        for instant in self.timeline.completed(("replacecommit",)):
+            if as_of is None or instant.time <= as_of:
+                meta = self.timeline.commit_metadata(instant)
+                for partition, file_ids in (meta.get("partitionToReplaceFileIds") or {}).items():
+                    replaced.update(FileGroupId(partition, fid) for fid in file_ids)
+        return replaced
+
+    def latest_file_slices(self, as_of: str | None = None) -> list[FileSlice]:
+        """The latest slice of every visible file group, as of a completed instant (default: the latest)."""
+        writes = self.timeline.completed()
+        if not writes:
+            return []
+        as_of = as_of or writes[-1].time
+        replaced = self.replaced_file_groups(as_of)
+        result = []
+        for partition in self.partitions:
+            for file_id, files in sorted(self._group_files(partition).items()):
+                if FileGroupId(partition, file_id) in replaced:
+                    continue
+                eligible = [s for key, s in self._slices(partition, file_id, files).items() if key <= as_of]
+                if eligible:
+                    result.append(eligible[-1])
+        return result
+
+    def pending_clustering_file_groups(self) -> dict[FileGroupId, str]:
+        pending = {}
+        for instant in self.timeline.pending_clustering:
+            plan = self.timeline.clustering_plan(instant.time)["clusteringPlan"]
+            for group in plan.get("inputGroups") or []:
+                for slice_info in group.get("slices") or []:
+                    pending[FileGroupId(slice_info.get("partitionPath") or "", slice_info["fileId"])] = instant.time
+        return pending
+
+    def pending_compaction_file_groups(self) -> dict[FileGroupId, str]:
+        from ..avro import decode_avro
+
+        pending = {}
+        for instant in self.timeline.pending_compaction():
+            requested = self.timeline.requested_file(instant.time)
+            data = self.timeline.read(requested) if requested else b""
+            if not data:
+                continue
+            plan = decode_avro(data, source=self.timeline.path_of(requested.file_name))
+            for op in plan.get("operations") or []:
+                pending[FileGroupId(op.get("partitionPath") or "", op["fileId"])] = instant.time
+        return pending
+
+

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# One-time (idempotent) set-up of a fresh clone: Java check, .venv with the core and every plugin, and the
+# Apache Hudi Spark bundle (used by the interop tests and benchmarks only) cached under .cache/jars.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+HUDI_VERSION=1.1.1
+BUNDLE_ARTIFACT="org.apache.hudi:hudi-spark3.5-bundle_2.12:${HUDI_VERSION}"
+BUNDLE=".cache/jars/hudi-spark3.5-bundle_2.12-${HUDI_VERSION}.jar"
+PYTHON="${PYTHON:-python3}"
+
+java_major=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)
+if [ -z "${java_major}" ] || [ "${java_major}" -lt 17 ]; then
+  echo "hudi-cluster needs Java 17 or newer for Spark 3.5 (found: ${java_major:-none}); install a JDK 17 and retry." >&2
+  exit 2
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.hudi-cluster-installed
+sources=$(ls pyproject.toml plugins/*/pyproject.toml contrib/*/pyproject.toml 2>/dev/null | grep -v contrib/template || true)
+if [ ! -f "$stamp" ] || [ -n "$(find $sources -newer "$stamp" 2>/dev/null)" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  args=(-e ".[test,bench]")
+  for project in $sources; do
+    dir=$(dirname "$project")
+    [ "$dir" = "." ] || args+=(-e "$dir")
+  done
+  .venv/bin/python -m pip install -q "${args[@]}"
+  touch "$stamp"
+fi
+
+if [ ! -s "$BUNDLE" ]; then
+  mkdir -p .cache/jars
+  mvn -q -B dependency:copy -Dartifact="$BUNDLE_ARTIFACT" -DoutputDirectory=.cache/jars
+fi
+echo "set-up done: .venv ready, $BUNDLE cached, Java ${java_major}"
