@@ -82,13 +82,11 @@ class StrategyRegistry:
         distributions = {id(plugin): dist for plugin, dist in self._manager.list_plugin_distinfo()}
         self._strategies: dict[tuple[str, str], tuple[Any, StrategyInfo]] = {}
         self._aliases: dict[tuple[str, str], str] = {}
-        for plugin in self._manager.get_plugins():
-            dist = distributions.get(id(plugin))
-            dist_name = dist.project_name if dist else getattr(plugin, "__name__", type(plugin).__name__)
-            version = dist.version if dist else ""
-            provide = getattr(plugin, "hudi_cluster_strategies", None)
-            for strategy in (provide() if provide else None) or []:
-                self._add(strategy, dist_name, version)
+        for impl in self._manager.hook.hudi_cluster_strategies.get_hookimpls():
+            dist = distributions.get(id(impl.plugin))
+            dist_name = dist.project_name if dist else getattr(impl.plugin, "__name__", type(impl.plugin).__name__)
+            for strategy in impl.function() or []:
+                self._add(strategy, dist_name, dist.version if dist else "")
 
     def _add(self, strategy: Any, distribution: str, version: str) -> None:
         name, kind = getattr(strategy, "name", None), getattr(strategy, "kind", None)
@@ -103,7 +101,10 @@ class StrategyRegistry:
         if (kind, name) in self._strategies:
             other = self._strategies[(kind, name)][1].distribution
             raise PluginError(f"{kind} strategy '{name}' is provided by both {other} and {distribution}")
-        _single_manager(strategy)  # validates the hook signatures against the specs now, not mid-run
+        try:
+            _single_manager(strategy)  # validates the hook signatures against the specs now, not mid-run
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(f"plugin {distribution}: {kind} strategy '{name}': {exc}") from None
         info = StrategyInfo(
             name, kind, tuple(getattr(strategy, "java_class_names", ())), getattr(strategy, "summary", ""),
             distribution, version, hooks,

@@ -60,16 +60,5 @@ def select_eligible_slices(context, slices: list[FileSlice], *, small_file_limit
             continue
         if file_slice.base_file_size >= limit:
             continue
-        if file_slice.log_files and not mor_merge_supported():
-            log.info(
-                "skipping file group %s/%s: it has %d log file(s) and merging log files on rewrite is not "
-                "supported yet; compact the table first", file_slice.partition, file_slice.file_id,
-                len(file_slice.log_files),
-            )  # fmt: skip
-            continue
         eligible.append(file_slice)
     return eligible
-
-
-def mor_merge_supported() -> bool:
-    return False

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 from ..table import FileGroupId, FileSlice
 
@@ -27,15 +27,35 @@ class PlannedGroup:
 
 
 @dataclass(frozen=True)
-class PlanContext:
-    """What a plan strategy sees: the table, the validated config, and what is already pending."""
+class SliceStats:
+    """Footer facts about a slice's base file: row count, record-key range, per-column (min, max)."""
 
-    table: Any  # hudi_cluster_core.table.HudiTable
+    num_rows: int = 0
+    min_record_key: str | None = None
+    max_record_key: str | None = None
+    columns: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """What a plan strategy sees: the table, the validated config, and what is already pending.
+
+    ``slice_stats(slice)`` reads a slice's footer statistics (cached); the conformance kit supplies generated
+    ones, so groupers that need key ranges or column stats stay testable without files.
+    """
+
+    table: Any  # hudi_cluster_core.table.HudiTable, or None in the conformance kit
     config: Any  # hudi_cluster_core.config.ClusteringConfig
     params: Any  # the strategy's validated params model instance, or None
     instant_time: str
     pending_file_groups: Mapping[FileGroupId, str] = field(default_factory=dict)
     partitions: tuple[str, ...] = ()
+    stats_provider: Callable[[FileSlice], SliceStats] | None = None
+
+    def slice_stats(self, file_slice: FileSlice) -> SliceStats:
+        if self.stats_provider is None:
+            return SliceStats()
+        return self.stats_provider(file_slice)
 
 
 @dataclass(frozen=True)

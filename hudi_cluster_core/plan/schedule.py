@@ -11,6 +11,7 @@ from ..plugins import StrategyRegistry, call_hook
 from ..table import HudiTable, State
 from .avro_plan import build_requested_replace_metadata
 from .eligibility import select_partitions
+from .footer_stats import footer_stats_provider
 from .model import PlanContext, PlannedGroup
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,8 @@ def schedule(
     view = table.view()
     pending = {**view.pending_compaction_file_groups(), **view.pending_clustering_file_groups()}
     selection = select_partitions(view.partitions, config)
-    context = PlanContext(table, config, params, instant_time, pending, selection.partitions)
+    stats = footer_stats_provider(table.storage)
+    context = PlanContext(table, config, params, instant_time, pending, selection.partitions, stats)
     slices = view.latest_file_slices()
     eligible = call_hook(plan_strategy, "plan_select_slices", context=context, slices=slices) or []
     groups = call_hook(plan_strategy, "plan_group_slices", context=context, slices=eligible) or []

@@ -58,18 +58,26 @@ class GroupTask:
         tables = []
         for input_slice in self.group.slices:
             if input_slice.log_files:
-                raise PlanError(
-                    f"file group {input_slice.partition}/{input_slice.file_id} has log files; merging them on "
-                    "rewrite is not supported yet (compact the table first)"
-                )
-            if input_slice.base_file is None:
-                raise PlanError(f"file group {input_slice.partition}/{input_slice.file_id} has no base file")
-            tables.append(pq.read_table(input_slice.base_file, filesystem=storage.fs))
+                tables.append(self._read_merged(input_slice))
+            elif input_slice.base_file is None:
+                raise PlanError(f"file group {input_slice.partition}/{input_slice.file_id} has no base file and no log files")
+            else:
+                tables.append(pq.read_table(input_slice.base_file, filesystem=storage.fs))
         table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
         missing = [c for c in META_COLUMNS if c not in table.column_names]
         if missing:
             raise PlanError(f"group {self.group.index}: input files lack Hudi meta columns {missing}")
         return table
+
+    def _read_merged(self, input_slice) -> pa.Table:
+        """A MOR slice's base file merged with its log files (updates, deletes, ordering field), by hudi-rs."""
+        from hudi import HudiFileGroupReader
+
+        storage = self.storage
+        base = storage.base.rstrip("/") + "/"
+        relative = [p[len(base):] if p.startswith(base) else p for p in (input_slice.base_file or "", *input_slice.log_files)]
+        batch = HudiFileGroupReader(self.base_uri).read_file_slice_from_paths(relative[0], list(relative[1:]))
+        return pa.Table.from_batches([batch])
 
     def write(self, table: pa.Table, num_files: int | None = None) -> list[dict]:
         """Write ``table`` as ``num_files`` base files of contiguous rows (default: the plan's output count)."""
