@@ -1,0 +1,28 @@
+"""Hudi's Avro and JSON timeline records (fastavro): plans, commit metadata, rollback and compaction plans."""
+
+from .codec import (
+    SCHEMA_NAMES,
+    decode_avro,
+    encode_avro,
+    encode_container,
+    record_fields,
+    schema,
+    schema_json,
+    validate,
+)
+from .commit_json import decode_commit_metadata, encode_commit_metadata, new_write_stat, to_jackson_json
+
+__all__ = [
+    "SCHEMA_NAMES",
+    "decode_avro",
+    "decode_commit_metadata",
+    "encode_avro",
+    "encode_commit_metadata",
+    "encode_container",
+    "new_write_stat",
+    "record_fields",
+    "schema",
+    "schema_json",
+    "to_jackson_json",
+    "validate",
+]

@@ -1,0 +1,400 @@
+"""Clustering configuration: Hudi's ``hoodie.clustering.*`` / ``hoodie.layout.optimize.*`` keys, loaded as Hudi does.
+
+:func:`load_config` merges, lowest precedence first (as ``HoodieClusteringJob`` + ``DFSPropertiesConfiguration``):
+
+1. ``hudi-defaults.conf`` in ``/etc/hudi/conf`` (if present), then in ``$HUDI_CONF_DIR`` (if set; must exist);
+2. the ``--props`` file (Hudi's own format, not ``java.util.Properties``: ``key=value`` or ``key value``, ``#``
+   comments, whitespace runs collapsed to one space, key and value trimmed, no backslash escapes, no ``${...}``
+   substitution, ``include=other.properties`` relative to the including file);
+3. ``--hoodie-conf key=value`` entries (split at the first ``=``, trimmed);
+4. Python ``overrides`` (Hudi keys or the snake_case field names; ``None`` values are ignored).
+
+The result is a frozen :class:`ClusteringConfig`: one field per clustering/layout key (see
+:mod:`hudi_cluster_core.config_keys`), plus ``writer`` (:class:`WriterSettings`), a separate model for the few
+storage/index/writer keys a clustering run reads. ``config.get(key)`` answers both by Hudi key or field name.
+Unknown keys inside the two clustering namespaces are errors (unless a strategy params model declares them);
+every other unknown key is kept in ``config.extra``. ``config.raw`` is the merged map of strings, as strategies
+read their own keys from it. Every problem found is reported at once in one :class:`ConfigError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+import re
+import types
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import pydantic
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, create_model
+
+from . import config_keys as ck
+from .config_keys import BY_ALTERNATIVE, BY_FIELD, BY_KEY, Key
+from .errors import ConfigError
+
+log = logging.getLogger(__name__)
+DEFAULTS_FILE_NAME = "hudi-defaults.conf"
+DEFAULT_CONF_DIR = Path("/etc/hudi/conf")
+CONF_DIR_ENV = "HUDI_CONF_DIR"
+_PLUGIN_KEYS: dict[str, str] = {}  # Hudi key -> StrategyParams subclass declaring it
+
+
+def _field(spec: Key):
+    py = {"bool": bool, "double": float, "str": str, "enum": str}.get(spec.kind, int)
+    annotation = Optional[py] if spec.optional else py  # noqa: UP045 (runtime annotation)
+    info = Field(spec.default, alias=spec.key, description=f"{spec.doc} [{spec.key}; accepts {spec.accepted()}]")
+    return Annotated[annotation, BeforeValidator(spec.parse)], info
+
+
+def _fields(specs) -> dict[str, Any]:
+    return {spec.field: _field(spec) for spec in specs}
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+
+
+WriterSettings = create_model(
+    "WriterSettings", __base__=_Settings, __module__=__name__,
+    __doc__="Storage, index and writer keys (outside hoodie.clustering.*) that a clustering run reads.",
+    **_fields(ck.WRITER_KEYS),
+)  # fmt: skip
+
+
+class _ConfigBase(_Settings):
+    _raw: dict[str, str] = PrivateAttr(default_factory=dict)
+    _extra: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @property
+    def raw(self) -> Mapping[str, str]:
+        """The merged Hudi map (all layers, every key as given, values trimmed): read-only."""
+        return types.MappingProxyType(self._raw)
+
+    @property
+    def extra(self) -> Mapping[str, str]:
+        """Given keys this model does not have a field for (writer/table keys, strategy params): read-only."""
+        return types.MappingProxyType(self._extra)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The typed value of a modelled key (Hudi key, alternative key or field name); else the raw string."""
+        spec = BY_KEY.get(key) or BY_ALTERNATIVE.get(key) or BY_FIELD.get(key)
+        if spec is None:
+            return self._raw.get(key, default)
+        value = getattr(self.writer if spec.key in _WRITER_KEYS else self, spec.field)
+        return default if value is None else value
+
+    def defaults(self) -> dict[str, Any]:
+        """Hudi key -> default in effect (strategy classes depend on the index, as in Hudi's builder)."""
+        return {**{spec.key: spec.default for spec in ck.ALL_KEYS}, **_strategy_defaults(self.writer)}
+
+    def to_hoodie_map(self, *, include_extra: bool = False) -> dict[str, str]:
+        """Every modelled key whose value is not the default, as Hudi strings (``extra`` too if asked)."""
+        defaults = self.defaults()
+        out = {spec.key: spec.to_hoodie(v) for spec in ck.ALL_KEYS if (v := self.get(spec.key)) != defaults[spec.key]}
+        return {**out, **self._extra} if include_extra else out
+
+    def __eq__(self, other: object) -> bool:  # typed settings and extra keys; raw is provenance
+        if not isinstance(other, _ConfigBase):
+            return NotImplemented
+        return self.model_dump() == other.model_dump() and self._extra == other._extra
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self.to_hoodie_map(include_extra=True).items())))
+
+
+ClusteringConfig = create_model(
+    "ClusteringConfig", __base__=_ConfigBase, __module__=__name__,
+    __doc__="Hudi 1.1 clustering and layout-optimisation keys (frozen); ``writer`` holds the non-clustering keys.",
+    writer=(WriterSettings, Field(default_factory=WriterSettings, description="Storage/index/writer keys.")),
+    **_fields(ck.CLUSTERING_KEYS + ck.LAYOUT_KEYS),
+)  # fmt: skip
+_WRITER_KEYS = frozenset(spec.key for spec in ck.WRITER_KEYS)
+_PLAN_KEY, _EXEC_KEY = "hoodie.clustering.plan.strategy.class", "hoodie.clustering.execution.strategy.class"
+
+
+def _consistent_hashing(writer) -> bool:
+    return writer.index_type == "BUCKET" and writer.index_bucket_engine == "CONSISTENT_HASHING"
+
+
+def _strategy_defaults(writer) -> dict[str, str]:
+    """Hudi's builder: with the consistent hashing bucket index the default strategies change (Spark engine)."""
+    if not _consistent_hashing(writer):
+        return {}
+    return {_PLAN_KEY: ck.SPARK_CONSISTENT_BUCKET_PLAN, _EXEC_KEY: ck.SINGLE_SPARK_JOB_CONSISTENT_HASHING_EXECUTION}
+
+
+# ----------------------------------------------------------------------------------------------- loading
+
+
+def load_config(
+    props_file: str | Path | None = None,
+    hoodie_conf: typing.Iterable[str] = (),
+    overrides: Mapping[str, Any] | None = None,
+) -> ClusteringConfig:
+    """Merge defaults file < props file < ``--hoodie-conf`` < overrides and validate; raise one ConfigError."""
+    problems: list[str] = []
+    entries: list[tuple[str, str, str]] = []  # (key, value, source), lowest precedence first
+    hoodie_conf = [hoodie_conf] if isinstance(hoodie_conf, str) else hoodie_conf
+    entries += _global_defaults(problems)
+    if props_file not in (None, ""):
+        entries += _read_props(props_file, problems, set(), "--props")
+    for entry in hoodie_conf:
+        key, sep, value = str(entry).partition("=")
+        if not sep or not key.strip():
+            problems.append(f"--hoodie-conf {entry!r}: not key=value; accepted: --hoodie-conf hoodie.some.key=value")
+            continue
+        entries.append((key.strip(), value.strip(), "--hoodie-conf"))
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            spec = BY_FIELD.get(key) if key not in BY_KEY else None
+            entries.append((spec.key if spec else key, _to_text(value), "overrides"))
+    merged: dict[str, tuple[str, str]] = {}
+    for key, value, source in entries:
+        merged[key] = (value, source)
+    config = _build(merged, problems)
+    if problems:
+        raise ConfigError(_join(problems))
+    return config
+
+
+def _build(merged: dict[str, tuple[str, str]], problems: list[str]):
+    values: dict[str, Any] = {}
+    extra: dict[str, str] = {}
+    for key, (value, source) in merged.items():
+        spec = BY_KEY.get(key) or BY_ALTERNATIVE.get(key)
+        if spec is None:
+            if ck.in_namespace(key) and key not in ck.REMOVED_KEYS and not _plugin_declares(key):
+                problems.append(_unknown_key(key, source))
+            elif key in ck.REMOVED_KEYS:
+                log.warning("%s (%s): %s", key, source, ck.REMOVED_KEYS[key])
+            extra[key] = value
+            continue
+        if key != next(k for k in (spec.key, *spec.alternatives) if k in merged):
+            continue  # Hudi reads the main key first, then the alternatives in order
+        try:
+            values[spec.key] = spec.parse(value)
+        except ValueError as exc:
+            problems.append(f"{key}={value!r} ({source}): {exc}; accepted: {spec.accepted()}")
+    if problems:
+        return None
+    writer = WriterSettings.model_validate({k: v for k, v in values.items() if k in _WRITER_KEYS})
+    main = {**_strategy_defaults(writer), **{k: v for k, v in values.items() if k not in _WRITER_KEYS}}
+    config = ClusteringConfig.model_validate({**main, "writer": writer})
+    config._raw = {k: v for k, (v, _) in merged.items()}
+    config._extra = extra
+    problems += _cross_checks(config, merged)
+    return config
+
+
+def _cross_checks(config, merged) -> list[str]:
+    out = []
+    if config.inline and config.schedule_inline:
+        out.append("hoodie.clustering.inline=true and hoodie.clustering.schedule.inline=true: only one of them may "
+                   "be true (inline both schedules and executes)")  # fmt: skip
+    w = config.writer
+    if w.bucket_min_num_buckets and w.bucket_max_num_buckets and w.bucket_min_num_buckets > w.bucket_max_num_buckets:
+        out.append(f"hoodie.bucket.index.min.num.buckets={w.bucket_min_num_buckets} is above "
+                   f"hoodie.bucket.index.max.num.buckets={w.bucket_max_num_buckets}; accepted: min <= max")  # fmt: skip
+    if _consistent_hashing(w):  # Hudi's checks; plugin short names (no '.') are left to the plugin registry
+        plan, run = config.plan_strategy_class, config.execution_strategy_class
+        if "." in plan and plan.lower() != ck.SPARK_CONSISTENT_BUCKET_PLAN.lower():
+            out.append(f"{_PLAN_KEY}={plan!r}: not supported with the consistent hashing bucket index; accepted: "
+                       f"{ck.SPARK_CONSISTENT_BUCKET_PLAN}")  # fmt: skip
+        allowed = (ck.SPARK_CONSISTENT_BUCKET_EXECUTION, ck.SINGLE_SPARK_JOB_CONSISTENT_HASHING_EXECUTION)
+        if "." in run and run not in allowed:
+            out.append(f"{_EXEC_KEY}={run!r}: not supported with the consistent hashing bucket index; accepted: "
+                       f"{', '.join(allowed)}")  # fmt: skip
+    return out
+
+
+def _unknown_key(key: str, source: str) -> str:
+    def tail(k: str) -> str:  # compare what follows the namespace, or every key looks alike
+        return k.removeprefix(ck.CLUSTERING_PREFIX).removeprefix(ck.LAYOUT_PREFIX)
+
+    candidates = {tail(k): k for k in [*BY_KEY, *_PLUGIN_KEYS] if ck.in_namespace(k)}
+    close = difflib.get_close_matches(tail(key), list(candidates), n=1, cutoff=0.6)
+    hint = (f"did you mean '{candidates[close[0]]}'?" if close else "accepted: a key Hudi 1.1 defines "
+            "(hudi.apache.org/docs/configurations#Clustering-Configs) or one a strategy's params model declares")
+    return f"unknown key '{key}' ({source}): not a Hudi 1.1 clustering or layout-optimisation key; {hint}"
+
+
+def _plugin_declares(key: str) -> bool:
+    if key in _PLUGIN_KEYS:
+        return True
+    try:  # a strategy's params model may declare its own hoodie.clustering.plan.strategy.* keys
+        from .plugins import default_registry
+
+        default_registry()
+    except Exception:  # noqa: BLE001 - a broken plugin is reported when the registry is built for the run
+        pass
+    return key in _PLUGIN_KEYS
+
+
+def _to_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value).strip()
+
+
+def _join(problems: list[str]) -> str:
+    if len(problems) == 1:
+        return problems[0]
+    return f"{len(problems)} configuration problems:\n" + "\n".join(f"  {p}" for p in problems)
+
+
+# --------------------------------------------------------------------------------------- properties files
+
+_JAVA_WS = re.compile(r"[ \t\n\x0b\f\r]+")
+_JAVA_TRIM = "".join(chr(c) for c in range(0x21))
+
+
+def _global_defaults(problems: list[str]) -> list[tuple[str, str, str]]:
+    entries = []
+    default = DEFAULT_CONF_DIR / DEFAULTS_FILE_NAME
+    if default.is_file():
+        entries += _read_props(default, problems, set(), "hudi-defaults.conf")
+    conf_dir = os.environ.get(CONF_DIR_ENV)
+    if conf_dir:
+        path = Path(_local_path(conf_dir)) / DEFAULTS_FILE_NAME
+        if path != default:
+            entries += _read_props(path, problems, set(), f"{CONF_DIR_ENV}={conf_dir}")
+    return entries
+
+
+def _local_path(path: str | Path) -> str:
+    text = str(path)
+    return text[len("file://") :] if text.startswith("file://") else text[5:] if text.startswith("file:") else text
+
+
+def _read_props(path: str | Path, problems: list[str], seen: set[str], via: str) -> list[tuple[str, str, str]]:
+    """``DFSPropertiesConfiguration`` semantics: entries (key, value, "file:line") in file order, includes inline."""
+    local = Path(_local_path(path))
+    if "://" in str(local):
+        problems.append(f"{via} {path}: cannot read properties file: only local paths and file: URIs are supported")
+        return []
+    marker = str(local.resolve())
+    if marker in seen:
+        problems.append(f"{via} {path}: include loop; the file is already being read")
+        return []
+    try:
+        text = local.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        problems.append(f"{via} {path}: properties file does not exist")
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        problems.append(f"{via} {path}: properties file cannot be read: {reason}")
+        return []
+    entries: list[tuple[str, str, str]] = []
+    for lineno, line in enumerate(re.split(r"\r\n|\r|\n", text), 1):
+        stripped = line.strip(_JAVA_TRIM)
+        if not stripped or stripped.startswith("#"):
+            continue
+        where = f"{local}:{lineno}"
+        if "=" not in line and not _JAVA_WS.search(stripped):
+            problems.append(f"{where}: {stripped!r} has no value; accepted: key=value or key value")
+            continue
+        collapsed = _JAVA_WS.sub(" ", line)
+        key, _, value = collapsed.partition("=" if "=" in collapsed else " ")
+        key, value = key.strip(_JAVA_TRIM), value.strip(_JAVA_TRIM)
+        if line.startswith(("include=", "include =")):
+            target = Path(_local_path(value))
+            target = target if target.is_absolute() else local.parent / target
+            entries += _read_props(target, problems, seen | {marker}, f"{where} include")
+        elif not key:
+            problems.append(f"{where}: {stripped!r} has an empty key; accepted: key=value")
+        else:
+            entries.append((key, value, where))
+    return entries
+
+
+# ------------------------------------------------------------------------------------- strategy params
+
+
+class StrategyParams(BaseModel):
+    """Base of a strategy's params model: fields aliased to Hudi keys, values given as strings.
+
+    Frozen, unknown params rejected, populated by alias or field name; strings are trimmed and converted as Hudi
+    does (``true``/``false`` any case, Java integers and doubles) by :func:`validate_strategy_params`. The aliases
+    of every subclass become known keys, so ``hoodie.clustering.plan.strategy.<own-key>`` loads without error.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, str_strip_whitespace=True)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        for name, info in cls.model_fields.items():
+            _PLUGIN_KEYS.setdefault(info.alias or name, f"{cls.__module__}.{cls.__qualname__}")
+
+
+def validate_strategy_params(model: type[BaseModel], params: Mapping[str, Any], *, strategy: str) -> BaseModel:
+    """``params`` (a plan's ``strategyParams``: strings) validated by ``model``; one ConfigError for all problems."""
+    by_key = {(info.alias or name): (name, info) for name, info in model.model_fields.items()}
+    by_key.update({name: (name, info) for name, info in model.model_fields.items() if name not in by_key})
+    problems, data, given = [], {}, {}
+    for key, value in params.items():
+        if key not in by_key:
+            close = difflib.get_close_matches(key, list(by_key), n=1, cutoff=0.6)
+            hint = f"did you mean '{close[0]}'?" if close else f"accepted: {', '.join(sorted(by_key)) or 'no params'}"
+            problems.append(f"strategy '{strategy}': unknown param '{key}'; {hint}")
+            continue
+        name, info = by_key[key]
+        given[info.alias or name] = value
+        try:
+            data[info.alias or name] = _coerce(info.annotation, value)
+        except ValueError as exc:
+            accepted = _accepted_for(info.annotation)
+            problems.append(f"strategy '{strategy}': {key}={value!r}: {exc}; accepted: {accepted}")
+    if not problems:
+        try:
+            return model.model_validate(data)
+        except pydantic.ValidationError as exc:
+            for err in exc.errors():
+                key = str(err["loc"][0]) if err["loc"] else "(params)"
+                shown = f"missing param '{key}'" if err["type"] == "missing" else f"{key}={given.get(key, err['input'])!r}"
+                problems.append(f"strategy '{strategy}': {shown}: {err['msg']}; accepted: {_accepted(err, model, key)}")
+    raise ConfigError(_join(problems))
+
+
+def _base_type(annotation: Any) -> Any:
+    """``bool`` for ``bool``, ``Optional[bool]``, ``Annotated[bool | None, ...]``; else the annotation itself."""
+    while typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return args[0] if len(args) == 1 else annotation
+    return annotation
+
+
+def _coerce(annotation: Any, value: Any) -> Any:
+    base = _base_type(annotation)
+    if not isinstance(value, str) or base not in (bool, int, float):
+        return value
+    kind = {bool: "bool", int: "long", float: "double"}[base]
+    spec = Key("param", "param", kind, None, "", lo=float("-inf") if kind == "long" else None,
+               hi=float("inf") if kind == "long" else None)  # fmt: skip
+    return spec.parse(value)
+
+
+def _accepted_for(annotation: Any) -> str:
+    base = _base_type(annotation)
+    return {bool: "true or false (any case)", int: "an integer", float: "a number"}.get(base, "text")
+
+
+def _accepted(err: Mapping[str, Any], model: type[BaseModel], key: str) -> str:
+    ctx = err.get("ctx") or {}
+    bounds = {"greater_than_equal": ">= {ge}", "greater_than": "> {gt}", "less_than_equal": "<= {le}",
+              "less_than": "< {lt}", "literal_error": "{expected}", "enum": "{expected}",
+              "string_pattern_mismatch": "text matching {pattern}", "string_too_short": "at least {min_length} chars",
+              "string_too_long": "at most {max_length} chars"}  # fmt: skip
+    if err["type"] in bounds:
+        return bounds[err["type"]].format(**ctx)
+    info = next((f for n, f in model.model_fields.items() if key in (n, f.alias)), None)
+    if info is not None and info.description:
+        return info.description
+    return _accepted_for(info.annotation) if info is not None else "see the strategy's documentation"
