@@ -39,7 +39,7 @@ def file_slices(draw, max_slices: int = 40, partitions=None, with_logs: bool = F
     slices = []
     for index in range(count):
         partition = draw(st.sampled_from(parts))
-        file_id = f"{uuid.UUID(int=draw(st.integers(0, 2**64)) << 64 | index)}-0"
+        file_id = f"{uuid.UUID(int=(draw(st.integers(0, 2**64 - 1)) << 64) | index)}-0"
         instant = draw(st.sampled_from(INSTANTS))
         size = draw(st.one_of(st.integers(1, 4 * MB), st.integers(1, 2048 * MB)))
         has_base = draw(st.booleans()) if with_logs else True
