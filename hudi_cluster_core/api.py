@@ -111,8 +111,8 @@ def cluster(
 
     if mode not in MODES:
         raise ConfigError(f"--mode {mode!r}: accepted: {', '.join(MODES)}")
+    registry = registry or default_registry()  # first: plugins' params models declare their own keys
     config = load_config(props_file, list(hoodie_conf), dict(options or {}))
-    registry = registry or default_registry()
     table = load_table(base_path)
     rolled_back: list[str] = []
     target: str | None = None

@@ -29,7 +29,7 @@ def sort_rows(table: pa.Table, columns: list[str], layout: str = "linear") -> pa
     layout = canonical_layout(layout)
     if layout == "linear" or len(columns) == 1:
         # Spark's ascending sort puts nulls first
-        return table.sort_by([(c, "ascending") for c in columns], null_placement="at_start")
+        return table.sort_by([(c, "ascending", "at_start") for c in columns])
     from ..io.curves import curve_sort_indices
 
     return table.take(curve_sort_indices(table, columns, layout))
