@@ -8,6 +8,7 @@ import logging
 import sys
 
 from .errors import HudiClusterError
+from .failpoints import arm_driver
 
 
 def _add_run(sub) -> None:
@@ -135,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )  # fmt: skip
     logging.getLogger("py4j").setLevel(logging.WARNING)
+    arm_driver()
     try:
         return COMMANDS[args.command](args)
     except HudiClusterError as exc:

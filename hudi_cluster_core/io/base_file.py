@@ -96,19 +96,17 @@ def write_base_file(storage: Storage, context: WriteContext, table: pa.Table, fi
     name = make_base_file_name(file_id, context.write_token, context.instant_time)
     relative = posixpath.join(context.partition, name) if context.partition else name
     storage.write_bytes(marker_path(storage, context.instant_time, relative), b"")
-    table = with_file_name(table, name)
-    metadata = dict(table.schema.metadata or {})
-    metadata.pop(b"ARROW:schema", None)
-    metadata.update({k.encode(): v.encode() for k, v in _footer_metadata(table, context.options).items()})
-    table = table.replace_schema_metadata(metadata)
+    table = with_file_name(table, name).replace_schema_metadata(None)
+    footer = _footer_metadata(table, context.options)
     path = storage.join(relative)
-    rows_per_group = _rows_per_row_group(table, context.options.row_group_bytes)
     with storage.fs.open_output_stream(path) as sink:
-        pq.write_table(
-            table, sink, compression=context.options.compression, row_group_size=rows_per_group,
-            data_page_size=context.options.page_bytes, store_schema=False, coerce_timestamps="us",
-            allow_truncated_timestamps=True,
-        )  # fmt: skip
+        # store_schema=False: Hudi's files carry no ARROW:schema; Hudi's keys go in through add_key_value_metadata
+        with pq.ParquetWriter(
+            sink, table.schema, compression=context.options.compression, data_page_size=context.options.page_bytes,
+            store_schema=False, coerce_timestamps="us", allow_truncated_timestamps=True,
+        ) as writer:  # fmt: skip
+            writer.write_table(table, row_group_size=_rows_per_row_group(table, context.options.row_group_bytes))
+            writer.add_key_value_metadata(footer)
     size = storage.info(path).size
     return {
         "fileId": file_id, "path": relative, "prevCommit": "null", "numWrites": table.num_rows,

@@ -44,8 +44,8 @@ _DYNAMIC_HEADER = struct.Struct(">iii")  # nr, keys in current row, row count
 _MURMUR_M = np.uint32(0x5BD1E995)
 _ONE = np.uint32(1)
 # Keys hashed together: small enough that the per-batch uint32 vectors stay in L2 cache.
-_BATCH_KEYS = 16384
-_HASH_THREADS = min(4, os.cpu_count() or 1)
+_BATCH_KEYS = 32768
+_HASH_THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
 def bloom_sizing(num_entries: int, fpp: float) -> tuple[int, int]:
@@ -159,10 +159,12 @@ def _hash_positions_batch(data, words, starts, lengths, n_blocks, bit_size, num_
     return positions
 
 
-def _iter_hash_positions(data, offsets, bit_size, num_hashes):
-    """Yield (key indices, positions[num_hashes, len(indices)]) covering every key once.
+def _for_each_hash_batch(data, offsets, bit_size, num_hashes, consume) -> None:
+    """Call consume(key indices, positions[num_hashes, len(indices)]) for batches covering every key once.
 
-    numpy releases the GIL inside ufuncs, so batches are hashed on a small thread pool.
+    numpy releases the GIL inside ufuncs and fancy indexing, so batches are hashed, and consumed, on a small
+    thread pool; `consume` must therefore only touch data that belongs to its own batch, or write
+    idempotently (setting bloom bits to True).
     """
     lengths = np.diff(offsets)
     if len(lengths) and lengths.min() == 0:
@@ -170,7 +172,9 @@ def _iter_hash_positions(data, offsets, bit_size, num_hashes):
         raise ValueError("Hudi cannot hash an empty record key")
     words = _unaligned_words(data)
     n_blocks = lengths >> 2
-    by_blocks = np.argsort(n_blocks, kind="stable")
+    # uint16 keys make numpy's stable argsort a radix sort.
+    sortable = n_blocks.astype(np.uint16) if len(n_blocks) and n_blocks.max() < 2**16 else n_blocks
+    by_blocks = np.argsort(sortable, kind="stable")
     group_starts = np.flatnonzero(np.diff(n_blocks[by_blocks])) + 1
     batches = [
         (group[first : first + _BATCH_KEYS], int(n_blocks[group[0]]))
@@ -178,16 +182,18 @@ def _iter_hash_positions(data, offsets, bit_size, num_hashes):
         for first in range(0, len(group), _BATCH_KEYS)
     ]
 
-    def hash_batch(batch):
+    def hash_batch(batch) -> None:
         idx, blocks_in_batch = batch
         starts, batch_lengths = offsets[idx], lengths[idx]
-        return idx, _hash_positions_batch(data, words, starts, batch_lengths, blocks_in_batch, bit_size, num_hashes)
+        consume(idx, _hash_positions_batch(data, words, starts, batch_lengths, blocks_in_batch, bit_size, num_hashes))
 
     if len(batches) <= 1 or _HASH_THREADS <= 1:
-        yield from map(hash_batch, batches)
+        for batch in batches:
+            hash_batch(batch)
         return
     with concurrent.futures.ThreadPoolExecutor(_HASH_THREADS) as pool:
-        yield from pool.map(hash_batch, batches)
+        for _ in pool.map(hash_batch, batches):  # re-raises worker exceptions
+            pass
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -242,13 +248,17 @@ def build_bloom_filter(
     else:
         rows_of_keys, n_rows, current_count = dynamic_rows_for_keys(n_keys, num_entries, dynamic_max_entries)
 
+    # One byte per bit while building: concurrent batches can set bits without read-modify-write races.
     bits = np.zeros((n_rows, bit_size), dtype=bool)
     flat_bits = bits.reshape(-1)
-    for idx, positions in _iter_hash_positions(data, offsets, bit_size, num_hashes):
+
+    def set_bits(idx, positions):
         if n_rows == 1:
             flat_bits[positions] = True
         else:  # one scatter for all rows: row r's bit p lives at r * bitSize + p
             flat_bits[positions + (rows_of_keys[idx] * bit_size)[None, :]] = True
+
+    _for_each_hash_batch(data, offsets, bit_size, num_hashes, set_bits)
 
     if filter_type == "SIMPLE":
         payload = _serialise_bits(bits[0], bit_size, num_hashes)
@@ -296,9 +306,12 @@ def bloom_might_contain_many(serialized: str, keys) -> np.ndarray:
     bit_size, num_hashes, bits = _parse_filter(serialized)
     data, offsets = _key_buffers(_as_utf8_array(keys))
     result = np.zeros(len(offsets) - 1, dtype=bool)
-    for idx, positions in _iter_hash_positions(data, offsets, bit_size, num_hashes):
+
+    def test_keys(idx, positions):
         # A dynamic filter contains a key if any one row has all of the key's bits.
-        result[idx] = bits[:, positions].all(axis=1).any(axis=0)
+        result[idx] = np.logical_and.reduce(bits[:, positions], axis=1).any(axis=0)
+
+    _for_each_hash_batch(data, offsets, bit_size, num_hashes, test_keys)
     return result
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ..avro import encode_avro
 from ..errors import ConfigError, PluginError
+from ..failpoints import failpoint
 from ..plugins import StrategyRegistry, call_hook
 from ..table import HudiTable, State
 from .avro_plan import build_requested_replace_metadata
@@ -94,6 +95,7 @@ def schedule(
     if not dry_run:
         name = table.timeline.clustering_file_name(instant_time, State.REQUESTED)
         table.storage.write_atomic(table.timeline.path_of(name), encode_avro(record, "HoodieRequestedReplaceMetadata"))
+        failpoint("after-requested")
         log.info("scheduled clustering %s: %d group(s), %d file group(s)", instant_time, len(groups),
                  sum(len(g.slices) for g in groups))  # fmt: skip
     return ScheduledPlan(instant_time, tuple(groups), record, not dry_run)

@@ -12,6 +12,7 @@ import posixpath
 from collections import defaultdict
 
 from ..avro import encode_commit_metadata
+from ..failpoints import failpoint
 from ..io.base_file import TEMP_DIR
 from ..table import HudiTable, State
 from ..table.metadata_table import drop_metadata_table
@@ -67,6 +68,8 @@ def commit_clustering(table: HudiTable, plan: StoredPlan, stats: list[dict]) -> 
     drop_metadata_table(storage)
     completion = timeline.completion_time_after(plan.instant_time) if layout >= 2 else None
     name = timeline.clustering_file_name(plan.instant_time, State.COMPLETED, completion)
+    failpoint("before-commit-file")
     storage.write_atomic(timeline.path_of(name), encode_commit_metadata(metadata, layout_version=layout, replace=True))
+    failpoint("after-commit-file")
     storage.delete_dir(storage.join(TEMP_DIR, plan.instant_time))
     return name

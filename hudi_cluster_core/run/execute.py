@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass
 
 from ..errors import PlanError
+from ..failpoints import failpoint
 from ..io.base_file import ParquetOptions
 from ..plan.avro_plan import StoredPlan, read_plan
 from ..plan.schedule import strategy_params
@@ -75,6 +76,7 @@ def execute_plan(
         timeline = table.timeline
     inflight = timeline.clustering_file_name(plan.instant_time, State.INFLIGHT)
     table.storage.write_atomic(timeline.path_of(inflight), b"")
+    failpoint("after-inflight")
     input_bytes = [task.input_bytes() for task in tasks]
 
     def progress(done: int, total: int) -> None:
@@ -82,6 +84,7 @@ def execute_plan(
 
     results = run_group_tasks(spark, tasks, parallelism, progress)
     stats = [stat for group_stats in results for stat in group_stats]
+    failpoint("after-tasks")
     name = commit_clustering(table.reload(), plan, stats)
     outcomes = [
         GroupOutcome(

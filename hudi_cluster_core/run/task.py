@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import PlanError
+from ..failpoints import failpoint
 from ..io.base_file import META_COLUMNS, ParquetOptions, WriteContext, write_base_file
 from ..io.storage import Storage
 from ..plan.avro_plan import PlanGroup
@@ -91,6 +92,7 @@ class GroupTask:
         for index in range(count):
             chunk = table.slice(index * rows_per_file, rows_per_file) if rows_per_file else table
             stats.append(write_base_file(storage, context, chunk))
+            failpoint("task-after-first-file")
         return stats
 
 
