@@ -135,6 +135,10 @@ def cluster(
                     rollback_clustering(table, instant.time, keep_plan=False)
                     rolled_back.append(instant.time)
             table = table.reload()
+        if target is None and mode == "scheduleAndExecute":
+            # a plan scheduled earlier and never started is work to do, not a failure: run it before planning anew
+            requested = [i for i in _pending_clustering(table) if i.state is State.REQUESTED]
+            target = requested[0].time if requested else None
 
     if target is None and mode in ("schedule", "scheduleAndExecute"):
         scheduled = schedule(table, config, registry, instant_time=instant_time, dry_run=dry_run or False)

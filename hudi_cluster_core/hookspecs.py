@@ -89,6 +89,16 @@ def execute_group(task):
     """
 
 
+@hookspec(firstresult=True)
+def execution_before_commit(table, plan, write_stats):
+    """Optional. Runs on the driver once every group succeeded, before the completed instant is written.
+
+    For table-level artefacts the new layout needs (e.g. consistent-hashing metadata naming the new buckets).
+    ``plan`` is the :class:`~hudi_cluster_core.plan.avro_plan.StoredPlan`, ``write_stats`` every new file's
+    stat. Must be idempotent: after a crash the same instant may run it again. Return value is ignored.
+    """
+
+
 # -- update strategy ----------------------------------------------------------------------------------------
 
 

@@ -26,6 +26,7 @@ KIND_HOOKS = {
     "execution": ("execute_group",),
     "update": ("update_decide",),
 }
+OPTIONAL_HOOKS = {"plan": (), "execution": ("execution_before_commit",), "update": ()}
 
 # Hudi's own strategy classes and the distribution of ours that provides each, so a missing one gets a useful hint.
 _P = "org.apache.hudi.client.clustering.plan.strategy."
@@ -94,7 +95,7 @@ class StrategyRegistry:
             raise PluginError(
                 f"plugin {distribution}: strategy {strategy!r} needs a 'name' and a 'kind' in {', '.join(KINDS)}"
             )
-        hooks = tuple(h for h in KIND_HOOKS[kind] if callable(getattr(strategy, h, None)))
+        hooks = tuple(h for h in KIND_HOOKS[kind] + OPTIONAL_HOOKS[kind] if callable(getattr(strategy, h, None)))
         missing = sorted(set(KIND_HOOKS[kind]) - set(hooks))
         if missing:
             raise PluginError(f"plugin {distribution}: {kind} strategy '{name}' does not implement {', '.join(missing)}")

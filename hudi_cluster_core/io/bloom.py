@@ -105,9 +105,8 @@ def _unaligned_words(data: np.ndarray) -> np.ndarray:
 def _key_blocks(data, words, starts, lengths, n_blocks) -> np.ndarray:
     """The keys' 4-byte little-endian blocks as a (n_blocks, keys) uint32 matrix."""
     count = len(starts)
-    if count > 1 and lengths[0] == lengths[-1] and starts[-1] - starts[0] == (count - 1) * lengths[0] and (
-        lengths == lengths[0]
-    ).all():
+    back_to_back = count > 1 and starts[-1] - starts[0] == (count - 1) * lengths[0]
+    if back_to_back and (lengths == lengths[0]).all():
         # Equal-length keys stored back to back (UUIDs, fixed-width ids): a reshape, no gather.
         rows = data[starts[0] : starts[0] + count * lengths[0]].reshape(count, lengths[0])
         return np.ascontiguousarray(rows[:, : 4 * n_blocks]).view("<u4").T.copy()
@@ -185,7 +184,8 @@ def _for_each_hash_batch(data, offsets, bit_size, num_hashes, consume) -> None:
     def hash_batch(batch) -> None:
         idx, blocks_in_batch = batch
         starts, batch_lengths = offsets[idx], lengths[idx]
-        consume(idx, _hash_positions_batch(data, words, starts, batch_lengths, blocks_in_batch, bit_size, num_hashes))
+        positions = _hash_positions_batch(data, words, starts, batch_lengths, blocks_in_batch, bit_size, num_hashes)
+        consume(idx, positions)
 
     if len(batches) <= 1 or _HASH_THREADS <= 1:
         for batch in batches:
@@ -287,7 +287,7 @@ def _parse_filter(serialized: str) -> tuple[int, int, np.ndarray]:
     bit_size, num_hashes = header_at(0)
     n_bytes = (bit_size + 7) // 8
     if len(raw) == _HEADER.size + n_bytes:  # SIMPLE: a dynamic filter is always longer than this
-        return bit_size, num_hashes, bits_at(_HEADER.size, bit_size)[None, :]
+        return bit_size, num_hashes, _frozen(bits_at(_HEADER.size, bit_size)[None, :])
     _, _, n_rows = _DYNAMIC_HEADER.unpack_from(raw, _HEADER.size)
     row_size = _HEADER.size + n_bytes
     first_row = _HEADER.size + _DYNAMIC_HEADER.size
@@ -298,7 +298,12 @@ def _parse_filter(serialized: str) -> tuple[int, int, np.ndarray]:
         if header_at(first_row + row * row_size) != (bit_size, num_hashes):
             raise ValueError("DYNAMIC_V0 row header differs from the filter header")
         rows.append(bits_at(first_row + row * row_size + _HEADER.size, bit_size))
-    return bit_size, num_hashes, np.stack(rows)
+    return bit_size, num_hashes, _frozen(np.stack(rows))
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)  # shared through the parse cache
+    return array
 
 
 def bloom_might_contain_many(serialized: str, keys) -> np.ndarray:

@@ -52,7 +52,7 @@ def build_requested_replace_metadata(
         ]
         input_groups.append({
             "slices": slices,
-            "metrics": dict(group.metrics) or group_metrics(group),
+            "metrics": {**group_metrics(group), **group.metrics},
             "numOutputFileGroups": int(group.num_output_file_groups),
             "extraMetadata": dict(group.extra_metadata) if group.extra_metadata is not None else None,
             "version": 1,

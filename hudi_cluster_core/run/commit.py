@@ -13,6 +13,7 @@ from collections import defaultdict
 
 from ..avro import encode_commit_metadata
 from ..failpoints import failpoint
+from ..plugins import call_hook
 from ..io.base_file import TEMP_DIR
 from ..table import HudiTable, State
 from ..table.metadata_table import drop_metadata_table
@@ -42,7 +43,7 @@ def marked_files(table: HudiTable, instant_time: str) -> set[str]:
     return found
 
 
-def commit_clustering(table: HudiTable, plan: StoredPlan, stats: list[dict]) -> str:
+def commit_clustering(table: HudiTable, plan: StoredPlan, stats: list[dict], execution=None) -> str:
     """Write the completed replacecommit; returns its file name."""
     storage, timeline = table.storage, table.timeline
     written = {s["path"] for s in stats}
@@ -68,6 +69,8 @@ def commit_clustering(table: HudiTable, plan: StoredPlan, stats: list[dict]) -> 
     drop_metadata_table(storage)
     completion = timeline.completion_time_after(plan.instant_time) if layout >= 2 else None
     name = timeline.clustering_file_name(plan.instant_time, State.COMPLETED, completion)
+    if execution is not None and callable(getattr(execution, "execution_before_commit", None)):
+        call_hook(execution, "execution_before_commit", table=table, plan=plan, write_stats=list(stats))
     failpoint("before-commit-file")
     storage.write_atomic(timeline.path_of(name), encode_commit_metadata(metadata, layout_version=layout, replace=True))
     failpoint("after-commit-file")

@@ -85,7 +85,7 @@ def execute_plan(
     results = run_group_tasks(spark, tasks, parallelism, progress)
     stats = [stat for group_stats in results for stat in group_stats]
     failpoint("after-tasks")
-    name = commit_clustering(table.reload(), plan, stats)
+    name = commit_clustering(table.reload(), plan, stats, tasks[0].strategy if tasks else None)
     outcomes = [
         GroupOutcome(
             group.partition, group.file_ids, input_bytes[i], tuple(s["path"] for s in results[i]),
