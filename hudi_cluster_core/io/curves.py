@@ -223,13 +223,13 @@ def _interleave_bytes(words: np.ndarray) -> np.ndarray:
     if dims > 8:
         return np.packbits(_interleave_bits(words, 64), axis=1)
     table = _spread_table(dims)
+    big_endian = words.astype(">u8").view(np.uint8).reshape(rows, dims, 8)  # byte k of dim j: [:, j, k]
     out = np.empty((rows, 8, dims), np.uint8)
     block = np.empty(rows, np.uint64)
     for k in range(8):
-        block[:] = 0
-        for j in range(dims):
-            byte = (words[:, j] >> np.uint64(8 * (7 - k))) & np.uint64(0xFF)
-            block |= table[byte] >> np.uint64(j)
+        np.take(table, big_endian[:, 0, k], out=block)
+        for j in range(1, dims):
+            block |= np.take(table, big_endian[:, j, k]) >> np.uint64(j)
         out[:, k, :] = block.astype(">u8").view(np.uint8).reshape(rows, 8)[:, 8 - dims :]
     return out.reshape(rows, 8 * dims)
 

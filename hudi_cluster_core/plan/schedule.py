@@ -39,6 +39,28 @@ def strategy_params(strategy, raw: dict[str, str]):
     return validate_strategy_params(model, {k: v for k, v in raw.items() if k in known}, strategy=strategy.name)
 
 
+SORT_COLUMNS_KEY = "hoodie.clustering.plan.strategy.sort.columns"
+
+
+def check_sort_columns(table: HudiTable, sort_columns: str | None) -> None:
+    """Fail before anything is written when a sort column is not a column of the table."""
+    import json
+
+    from ..run.commit import table_schema
+
+    columns = [c.strip() for c in (sort_columns or "").split(",") if c.strip()]
+    schema = table_schema(table)
+    if not columns or not schema:
+        return
+    known = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
+             "_hoodie_file_name", *(f["name"] for f in json.loads(schema).get("fields", []))]  # fmt: skip
+    missing = [c for c in columns if c not in known]
+    if missing:
+        raise ConfigError(
+            f"{SORT_COLUMNS_KEY}={sort_columns}: {', '.join(missing)} not in the table; columns: {', '.join(known[5:])}"
+        )
+
+
 def check_instant_time(table: HudiTable, instant_time: str) -> None:
     if not (instant_time.isdigit() and len(instant_time) in (14, 17)):
         raise ConfigError(f"--instant-time {instant_time!r}: accepted: 17 digits yyyyMMddHHmmssSSS")
@@ -72,6 +94,7 @@ def schedule(
     execution = registry.resolve("execution", config.get(EXECUTION_STRATEGY_KEY), config_key=EXECUTION_STRATEGY_KEY)
     params = strategy_params(plan_strategy, config.raw)
     strategy_params(execution, config.raw)  # fail now, not mid-run, on bad execution params
+    check_sort_columns(table, config.get(SORT_COLUMNS_KEY))
     if instant_time:
         check_instant_time(table, instant_time)
     instant_time = instant_time or table.timeline.new_instant_time()

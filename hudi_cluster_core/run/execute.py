@@ -9,7 +9,7 @@ from ..errors import PlanError
 from ..failpoints import failpoint
 from ..io.base_file import ParquetOptions
 from ..plan.avro_plan import StoredPlan, read_plan
-from ..plan.schedule import strategy_params
+from ..plan.schedule import SORT_COLUMNS_KEY, check_sort_columns, strategy_params
 from ..plugins import StrategyRegistry
 from ..table import HudiTable, State
 from .commit import commit_clustering
@@ -52,6 +52,7 @@ def load_stored_plan(table: HudiTable, instant_time: str) -> StoredPlan:
 def build_tasks(table: HudiTable, plan: StoredPlan, config, registry: StrategyRegistry) -> list[GroupTask]:
     execution = registry.resolve("execution", plan.execution_class, config_key="plan strategy.strategyClassName")
     params = strategy_params(execution, dict(plan.strategy_params))
+    check_sort_columns(table, plan.strategy_params.get(SORT_COLUMNS_KEY))
     options = ParquetOptions.from_hoodie(dict(config.raw))
     target = int(config.get("hoodie.clustering.plan.strategy.target.file.max.bytes"))
     return [

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import threading
 import time
 from typing import Callable
 
+from .. import errors
 from ..plugins import call_hook
 from .task import GroupTask
 
@@ -70,14 +72,28 @@ def run_group_tasks(
         # Largest groups first, spread round-robin, so the slots finish at about the same time.
         order = sorted(range(len(tasks)), key=lambda i: -tasks[i].group.num_output_file_groups)
         buckets = [order[i::slots] for i in range(slots)]
-        results = context.parallelize(buckets, slots).flatMap(lambda x: x).mapPartitionsWithIndex(
-            _run_partition(tasks)
-        ).collect()
+        try:
+            results = context.parallelize(buckets, slots).flatMap(lambda x: x).mapPartitionsWithIndex(
+                _run_partition(tasks)
+            ).collect()
+        except Exception as exc:  # a task's input error arrives wrapped in Py4J: give the user its own message
+            raise _task_error(exc) from exc
     finally:
         done.set()
         watcher.join(timeout=5)
     by_index = dict(results)
     return [by_index[i] for i in range(len(tasks))]
+
+
+_TASK_ERROR = re.compile(r"hudi_cluster_core\.errors\.(\w+): (.*)")
+
+
+def _task_error(exc: Exception) -> Exception:
+    found = _TASK_ERROR.search(str(exc))
+    error_type = getattr(errors, found.group(1), None) if found else None
+    if error_type is None:
+        return exc
+    return error_type(f"clustering task failed: {found.group(2)}")
 
 
 def _watch(context, job_group, total_groups, slots, done, on_progress):
