@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     plugins = sub.add_parser("plugins", help="installed strategy plugins and the hooks they implement")
     plugins.add_argument("--json", action="store_true")
     _add_run(sub)
-    append = sub.add_parser("append", help="append a parquet/CSV file's rows to a COW table as new file groups")
+    append = sub.add_parser("append", help="append a parquet file's rows to a COW table as new file groups (one commit)")
     append.add_argument("--base-path", required=True)
     append.add_argument("--input", required=True, help="a parquet file of rows to insert")
     append.add_argument("--table-name")
@@ -78,10 +78,14 @@ def _cmd_plugins(args) -> int:
         return 0
     if not infos:
         print("no strategy plugins installed (pip install plugins/size-based)")
+    current = None
     for info in infos:
-        print(f"{info.distribution} {info.version}  {info.kind:<9} {info.name:<22} hooks: {', '.join(info.hooks)}")
+        if info.distribution != current:
+            current = info.distribution
+            print(f"{info.distribution} {info.version}")
+        print(f"  {info.kind:<10} {info.name:<28} hooks: {', '.join(info.hooks)}")
         for alias in info.java_class_names:
-            print(f"{'':>40}alias: {alias}")
+            print(f"  {'':<10} {'':<28} alias: {alias}")
     return 0
 
 
@@ -142,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     except HudiClusterError as exc:
         print(f"hudi-cluster: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # `hudi-cluster plugins --json | head`: the reader left, nothing is wrong
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -62,6 +62,24 @@ class StrategyInfo:
         }  # fmt: skip
 
 
+def _check_entry_point_names() -> None:
+    """pluggy skips a second entry point of the same name silently; two distributions claiming one is an error."""
+    from importlib.metadata import distributions
+
+    owners: dict[str, str] = {}
+    for dist in distributions():
+        for entry_point in dist.entry_points:
+            if entry_point.group != ENTRY_POINT_GROUP:
+                continue
+            name = dist.metadata["Name"]
+            other = owners.setdefault(entry_point.name, name)
+            if other != name:
+                raise PluginError(
+                    f"entry point '{entry_point.name}' in group {ENTRY_POINT_GROUP} is declared by both {other} and "
+                    f"{name}; rename one of them"
+                )
+
+
 def _new_manager() -> pluggy.PluginManager:
     manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     manager.add_hookspecs(hookspecs)
@@ -77,6 +95,7 @@ class StrategyRegistry:
     def __init__(self, extra_plugins: tuple[Any, ...] = (), load_entry_points: bool = True):
         self._manager = _new_manager()
         if load_entry_points:
+            _check_entry_point_names()
             self._manager.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
         for plugin in extra_plugins:
             self._manager.register(plugin)
