@@ -33,7 +33,10 @@ def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: d
     builder = SparkSession.builder.appName(app_name)
     if master or "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
         builder = builder.master(master or os.environ.get("SPARK_MASTER", "local[*]"))
-    defaults = {"spark.ui.enabled": "false", "spark.python.worker.reuse": "true", "spark.sql.shuffle.partitions": "8"}
+    defaults = {
+        "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.python.worker.reuse": "true",
+        "spark.sql.shuffle.partitions": "8",
+    }  # fmt: skip
     for key, value in {**defaults, **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
