@@ -374,7 +374,8 @@ def bloom_footer(
     Like Hudi, the type-code key is written only for DYNAMIC filters and min/max only when there are keys.
     `key_order`: "java" = `String.compareTo` (Avro write path); "utf8" = Spark `UTF8String` byte order,
     which Hudi's row-writer path (clustering/bulk-insert with the row writer) uses. They differ only for
-    keys mixing U+E000..U+FFFF with characters above U+FFFF.
+    keys mixing U+E000..U+FFFF with characters above U+FFFF; "java" is the safe one, since the BLOOM
+    index prunes files with `String.compareTo` against these bounds.
     """
     array = _as_utf8_array(keys)
     footer = {

@@ -27,9 +27,7 @@ def sort_rows(table: pa.Table, columns: list[str], layout: str = "linear") -> pa
             f"columns: {', '.join(table.column_names)}"
         )
     layout = canonical_layout(layout)
-    if layout == "linear" or len(columns) == 1:
-        # Spark's ascending sort puts nulls first
-        return table.sort_by([(c, "ascending", "at_start") for c in columns])
+    # one code path for every layout: Spark's order (nulls first, NaN last), Hudi's curve bytes
     from ..io.curves import curve_sort_indices
 
     return table.take(curve_sort_indices(table, columns, layout))
