@@ -9,7 +9,7 @@ demo: setup
 	$(PY) -m hudi_cluster_core.cli demo
 
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q || [ $$? -eq 5 ]
 
 bench: setup
 	$(PY) bench/run_all.py

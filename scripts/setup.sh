@@ -20,14 +20,14 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.hudi-cluster-installed
 sources=$(ls pyproject.toml plugins/*/pyproject.toml contrib/*/pyproject.toml 2>/dev/null | grep -v contrib/template || true)
-if [ ! -f "$stamp" ] || [ -n "$(find $sources -newer "$stamp" 2>/dev/null)" ]; then
+if [ ! -f "$stamp" ] || [ -n "$(find $sources constraints.txt -newer "$stamp" 2>/dev/null)" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
   args=(-e ".[test,bench]")
   for project in $sources; do
     dir=$(dirname "$project")
     [ "$dir" = "." ] || args+=(-e "$dir")
   done
-  .venv/bin/python -m pip install -q "${args[@]}"
+  .venv/bin/python -m pip install -q -c constraints.txt "${args[@]}"
   touch "$stamp"
 fi
 

@@ -31,7 +31,9 @@ def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: d
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
-    if master or "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
+    # under spark-submit the JVM already exists (PYSPARK_GATEWAY_PORT) and carries the cluster's master
+    under_spark_submit = "PYSPARK_GATEWAY_PORT" in os.environ
+    if master or not under_spark_submit:
         builder = builder.master(master or os.environ.get("SPARK_MASTER", "local[*]"))
     defaults = {
         "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.python.worker.reuse": "true",
