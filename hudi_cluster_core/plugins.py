@@ -42,7 +42,16 @@ KNOWN_JAVA_CLASSES = {
     _U + "SparkRejectUpdateStrategy": "hudi-cluster-update-strategies",
     _U + "SparkAllowUpdateStrategy": "hudi-cluster-update-strategies",
     _U + "SparkConsistentBucketDuplicateUpdateStrategy": "hudi-cluster-update-strategies",
+    _R + "SingleSparkJobConsistentHashingExecutionStrategy": "hudi-cluster-consistent-bucket",
 }
+# our families' short names, for the same hint
+KNOWN_SHORT_NAMES = {
+    "size-based": "hudi-cluster-size-based", "sort-and-size": "hudi-cluster-size-based",
+    "single-file-sort": "hudi-cluster-single-file-sort", "commit-time": "hudi-cluster-commit-time",
+    "key-range": "hudi-cluster-key-range", "space-curve": "hudi-cluster-space-curve",
+    "consistent-bucket": "hudi-cluster-consistent-bucket", "reject": "hudi-cluster-update-strategies",
+    "allow": "hudi-cluster-update-strategies", "consistent-bucket-duplicate": "hudi-cluster-update-strategies",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -151,11 +160,11 @@ class StrategyRegistry:
 
     def _unknown_message(self, kind: str, name: str, config_key: str | None) -> str:
         where = f"{config_key}={name}" if config_key else f"'{name}'"
-        if name in KNOWN_JAVA_CLASSES:
+        distribution = KNOWN_JAVA_CLASSES.get(name) or KNOWN_SHORT_NAMES.get(name)
+        if distribution:
             return (
-                f"{where}: no installed plugin provides this {kind} strategy; "
-                f"install the distribution '{KNOWN_JAVA_CLASSES[name]}' (pip install plugins/"
-                f"{KNOWN_JAVA_CLASSES[name].removeprefix('hudi-cluster-')})"
+                f"{where}: no installed plugin provides this {kind} strategy; install the distribution "
+                f"'{distribution}' (pip install plugins/{distribution.removeprefix('hudi-cluster-')})"
             )
         names = sorted(alias for (k, alias) in self._aliases if k == kind)
         short = sorted(n for (k, n) in self._strategies if k == kind)
