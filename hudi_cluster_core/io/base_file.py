@@ -24,6 +24,9 @@ META_COLUMNS = (
     "_hoodie_file_name",
 )  # fmt: skip
 TEMP_DIR = ".hoodie/.temp"
+# Hudi's parquet-mr compresses gzip at zlib's default level 6; Arrow's default for gzip is 9, ~4x slower for
+# files of the same size within 0.2%.
+_COMPRESSION_LEVELS = {"gzip": 6}
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,8 @@ def write_base_file(storage: Storage, context: WriteContext, table: pa.Table, fi
         # store_schema=False: Hudi's files carry no ARROW:schema; Hudi's keys go in through add_key_value_metadata
         with pq.ParquetWriter(
             sink, table.schema, compression=context.options.compression, data_page_size=context.options.page_bytes,
-            store_schema=False, coerce_timestamps="us", allow_truncated_timestamps=True,
+            compression_level=_COMPRESSION_LEVELS.get(context.options.compression), store_schema=False,
+            coerce_timestamps="us", allow_truncated_timestamps=True,
         ) as writer:  # fmt: skip
             writer.write_table(table, row_group_size=_rows_per_row_group(table, context.options.row_group_bytes))
             writer.add_key_value_metadata(footer)
