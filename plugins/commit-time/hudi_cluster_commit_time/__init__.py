@@ -14,6 +14,7 @@ from pydantic import Field
 from hudi_cluster_core.config import StrategyParams
 from hudi_cluster_core.hookspecs import hookimpl
 from hudi_cluster_core.plan.eligibility import select_eligible_slices
+from hudi_cluster_core.plan.limits import SizeLimits
 from hudi_cluster_core.plan.model import PlannedGroup
 
 WINDOW_KEY = "hoodie.clustering.plan.strategy.commit.time.window.commits"
@@ -61,12 +62,11 @@ class CommitTimePlanStrategy:
 
     @hookimpl
     def plan_group_slices(self, context, slices):
-        config = context.config
+        limits = SizeLimits.from_config(context.config)
         return group_by_commit_time(
             slices, window_commits=context.params.window_commits if context.params else 10,
-            max_bytes_per_group=int(config.get("hoodie.clustering.plan.strategy.max.bytes.per.group")),
-            target_file_max_bytes=int(config.get("hoodie.clustering.plan.strategy.target.file.max.bytes")),
-            missing_base_size=int(config.get("hoodie.parquet.max.file.size")),
+            max_bytes_per_group=limits.max_bytes_per_group, target_file_max_bytes=limits.target_file_max_bytes,
+            missing_base_size=limits.missing_base_size,
         )  # fmt: skip
 
     @hookimpl

@@ -12,6 +12,7 @@ import math
 
 from hudi_cluster_core.hookspecs import hookimpl
 from hudi_cluster_core.plan.eligibility import select_eligible_slices
+from hudi_cluster_core.plan.limits import SizeLimits
 from hudi_cluster_core.plan.model import PlannedGroup
 
 
@@ -82,12 +83,10 @@ class KeyRangePlanStrategy:
 
     @hookimpl
     def plan_group_slices(self, context, slices):
-        config = context.config
+        limits = SizeLimits.from_config(context.config)
         return group_by_key_range(
-            slices, context.slice_stats,
-            max_bytes_per_group=int(config.get("hoodie.clustering.plan.strategy.max.bytes.per.group")),
-            target_file_max_bytes=int(config.get("hoodie.clustering.plan.strategy.target.file.max.bytes")),
-            missing_base_size=int(config.get("hoodie.parquet.max.file.size")),
+            slices, context.slice_stats, max_bytes_per_group=limits.max_bytes_per_group,
+            target_file_max_bytes=limits.target_file_max_bytes, missing_base_size=limits.missing_base_size,
         )  # fmt: skip
 
     @hookimpl

@@ -6,6 +6,7 @@ import math
 
 from hudi_cluster_core.hookspecs import hookimpl
 from hudi_cluster_core.plan.eligibility import select_eligible_slices
+from hudi_cluster_core.plan.limits import SizeLimits
 from hudi_cluster_core.plan.model import PlannedGroup
 
 _PLAN = "org.apache.hudi.client.clustering.plan.strategy."
@@ -60,15 +61,12 @@ class SizeBasedPlanStrategy:
 
     @hookimpl
     def plan_group_slices(self, context, slices):
-        config = context.config
+        limits = SizeLimits.from_config(context.config)
         return pack_by_size(
-            slices,
-            max_bytes_per_group=int(config.get("hoodie.clustering.plan.strategy.max.bytes.per.group")),
-            target_file_max_bytes=int(config.get("hoodie.clustering.plan.strategy.target.file.max.bytes")),
-            max_num_groups=int(config.get("hoodie.clustering.plan.strategy.max.num.groups")),
-            missing_base_size=int(config.get("hoodie.parquet.max.file.size")),
-            single_group_clustering=bool(config.get("hoodie.clustering.plan.strategy.single.group.clustering.enabled")),
-        )
+            slices, max_bytes_per_group=limits.max_bytes_per_group, target_file_max_bytes=limits.target_file_max_bytes,
+            max_num_groups=limits.max_num_groups, missing_base_size=limits.missing_base_size,
+            single_group_clustering=limits.single_group_clustering,
+        )  # fmt: skip
 
     @hookimpl
     def plan_finalize_groups(self, context, groups):
