@@ -1,0 +1,526 @@
+"""Issue 4: clustering execution against raw Spark read-sort-write, Apache Hudi 1.1.1 and delta-rs.
+
+    .venv/bin/python bench/bench_execution.py --quick                  # ~200k rows / 40 files, a couple of minutes
+    .venv/bin/python bench/bench_execution.py [--rows 2000000 --files 200 --reps 3 --parallelism 2]
+    .venv/bin/python bench/bench_execution.py --quick --profile        # + where our time goes (phases, cProfile)
+
+Input: a Hudi COW table (v9) of ``--rows`` rows in ``--files`` small base files, partitioned by a 2-value
+``region`` (``--no-partition`` for a non-partitioned table), written by ``hudi_cluster_core.write.append`` (one
+append commit per batch, one new file group per partition per commit) and cached under ``bench/out/tables/``.
+
+Contenders, each on a fresh copy of that table, in alternating order, all on ONE Spark session (the Hudi test
+session, master ``local[P]``):
+
+* ``ours``   - ``cluster(copy, "scheduleAndExecute", options, spark=spark, parallelism=P)``: the whole call
+               (plan, Spark job, commit). Verified afterwards with hudi-rs (row count; all rows when small).
+* ``spark``  - the baseline of the issue: plain PySpark over the same input files and the same groups. Each
+               plan group is ``spark.read.parquet(*group_files).coalesce(1)``; the groups are unioned, then
+               ``sortWithinPartitions(c_int, ts)`` and written as parquet (gzip, micros timestamps). That is one
+               Spark task per group that reads the group's files, sorts them and writes one file, no shuffle:
+               exactly the work clustering does (the plan gives each group one output file), so the ratio
+               isolates our overhead (Python workers, Arrow, bloom filters, timeline) from the work itself.
+* ``hudi``   - Apache Hudi 1.1.1 ``CALL run_clustering(op => 'scheduleAndExecute')`` with the same options
+               (same groups and output sizes; Hudi's row writer sorts each group with a range shuffle).
+* ``delta``  - delta-rs ``DeltaTable.optimize.z_order([c_int, ts])`` (gzip) on a Delta table holding the same
+               rows (data columns only) in the same number of small files.
+* ``spark-orderby`` (optional) - like ``spark`` but each group is globally sorted with ``orderBy`` (a range
+               shuffle, what Hudi's RowCustomColumnsSortPartitioner does) and coalesced to one file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import math
+import pstats
+import statistics
+import sys
+import time
+from functools import reduce
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402  (puts the repo root on sys.path)
+from common import OUT_DIR, TableSpec  # noqa: E402
+
+SORT_COLUMNS = ("c_int", "ts")
+ALL_CONTENDERS = ("ours", "spark", "hudi", "delta", "spark-orderby")
+DEFAULT_CONTENDERS = ("ours", "spark", "hudi", "delta")
+BASELINE = "spark"
+
+
+# --------------------------------------------------------------------------------------------------- options
+
+def clustering_options(info: dict, spec: TableSpec, groups: int, parallelism: int) -> dict[str, str]:
+    """Options for us and for Hudi: ``groups`` groups in all (spread over the partitions), one output file each.
+
+    Hudi's size-based planner sorts a partition's files by size (largest first) and closes a group before it
+    would pass ``max.bytes.per.group``; with k files per group the cap is k largest files plus half a smallest,
+    which does not fit k+1 files as long as file sizes differ by less than ~1/(2k) (they do here: same row
+    count per file). ``target.file.max.bytes`` = the cap gives ``numOutputFileGroups`` = 1 per group.
+    """
+    per_partition = spec.files // spec.partitions
+    groups_per_partition = max(1, groups // spec.partitions)
+    files_per_group = math.ceil(per_partition / groups_per_partition)
+    cap = files_per_group * info["max_file_bytes"] + info["min_file_bytes"] // 2
+    return {
+        "hoodie.clustering.plan.strategy.sort.columns": ",".join(SORT_COLUMNS),
+        "hoodie.clustering.plan.strategy.max.bytes.per.group": str(cap),
+        "hoodie.clustering.plan.strategy.target.file.max.bytes": str(cap),
+        "hoodie.clustering.plan.strategy.small.file.limit": str(max(cap, 300 * 1024 * 1024)),
+        "hoodie.clustering.plan.strategy.max.num.groups": str(max(30, groups)),
+        "hoodie.clustering.max.parallelism": str(parallelism),
+        "hoodie.parquet.compression.codec": "gzip",
+    }
+
+
+def planned_groups(source: Path, options: dict) -> list[dict]:
+    """Our planner's groups for ``source`` (dry run on a scratch copy): partition, file ids, files, outputs."""
+    from hudi_cluster_core.api import cluster
+
+    copy = common.fresh_copy(source, "plan-dry-run")
+    try:
+        result = cluster(str(copy), "schedule", options, dry_run=True).to_json()
+    finally:
+        common.remove(copy)
+    by_id = {common.file_id_of(p): p.relative_to(source) for p in common.base_files(source)}
+    return [
+        {"partition": g["partition"], "file_ids": g["input_file_ids"], "files": [str(by_id[i]) for i in g["input_file_ids"]],
+         "bytes": g["input_bytes"], "outputs": g["output_file_count"]}
+        for g in result["groups"]
+    ]  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------------ contenders
+
+class Bench:
+    def __init__(self, args, spark, spec: TableSpec, source: Path, info: dict, delta_source: Path | None):
+        self.args, self.spark, self.spec, self.source, self.info = args, spark, spec, source, info
+        self.delta_source = delta_source
+        self.options = clustering_options(info, spec, args.groups, args.parallelism)
+        self.groups = planned_groups(source, self.options)
+        self.expected_rows = spec.rows
+        self._reference_rows = None
+        self._spark_schema = None
+
+    # -- ours
+    def prepare_ours(self, rep):
+        return common.fresh_copy(self.source, f"ours-{rep}")
+
+    def run_ours(self, copy):
+        from hudi_cluster_core.api import cluster
+
+        return cluster(str(copy), "scheduleAndExecute", self.options, spark=self.spark, parallelism=self.args.parallelism).to_json()
+
+    def check_ours(self, copy, result, rep) -> dict:
+        from tests.support.readers import assert_same_rows, read_hudi_rs
+
+        if result.get("message") != "completed":
+            raise AssertionError(f"our clustering did not complete: {result.get('message')}")
+        after = read_hudi_rs(copy)
+        if after.num_rows != self.expected_rows:
+            raise AssertionError(f"hudi-rs reads {after.num_rows} rows after our clustering, expected {self.expected_rows}")
+        full_check = rep == 0 and self.expected_rows <= self.args.full_check_rows
+        if full_check:
+            if self._reference_rows is None:
+                self._reference_rows = read_hudi_rs(self.source)
+            assert_same_rows(self._reference_rows, after, labels=("before", "after ours"))
+        return {"groups": len(result["groups"]), "output_files": result["output_files"],
+                "input_file_groups": result["input_file_groups"], "hudi_rs_rows": after.num_rows,
+                "output_bytes": sum(g.get("output_bytes", 0) for g in result["groups"]),
+                "all_rows_compared": full_check}  # fmt: skip
+
+    # -- raw Spark
+    def prepare_spark(self, rep):
+        copy = common.fresh_copy(self.source, f"spark-in-{rep}")
+        out = OUT_DIR / "work" / f"spark-out-{rep}"
+        common.remove(out)
+        if self._spark_schema is None:  # untimed: the schema is given to the timed reads (no inference jobs)
+            self._spark_schema = self.spark.read.parquet(str(copy / self.groups[0]["files"][0])).schema
+        return copy, out
+
+    def _spark_df(self, copy, *, global_sort: bool):
+        reader = self.spark.read.schema(self._spark_schema)
+        frames = []
+        for group in self.groups:
+            frame = reader.parquet(*(str(copy / f) for f in group["files"]))
+            frames.append(frame.orderBy(*SORT_COLUMNS).coalesce(1) if global_sort else frame.coalesce(1))
+        union = reduce(lambda a, b: a.union(b), frames)
+        return union if global_sort else union.sortWithinPartitions(*SORT_COLUMNS)
+
+    def _spark_write(self, prepared, *, global_sort: bool):
+        copy, out = prepared
+        # Hudi and we write timestamps as INT64 micros; Spark's default would be INT96.
+        with common.spark_conf(self.spark, {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}):
+            self._spark_df(copy, global_sort=global_sort).write.option("compression", "gzip").mode("overwrite").parquet(str(out))
+        return out
+
+    def run_spark(self, prepared):
+        return self._spark_write(prepared, global_sort=False)
+
+    def run_spark_orderby(self, prepared):
+        return self._spark_write(prepared, global_sort=True)
+
+    def check_spark(self, prepared, out, rep) -> dict:
+        import pyarrow.parquet as pq
+
+        files = sorted(Path(out).glob("*.parquet"))
+        rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+        if rows != self.expected_rows:
+            raise AssertionError(f"raw Spark wrote {rows} rows, expected {self.expected_rows}")
+        return {"output_files": len(files), "rows": rows, "output_bytes": sum(f.stat().st_size for f in files)}
+
+    check_spark_orderby = check_spark
+
+    def cleanup_spark(self, prepared):
+        common.remove(prepared[0])
+        common.remove(prepared[1])
+
+    cleanup_spark_orderby = cleanup_spark
+    prepare_spark_orderby = prepare_spark
+
+    # -- Apache Hudi
+    def prepare_hudi(self, rep):
+        return common.fresh_copy(self.source, f"hudi-{rep}")
+
+    def run_hudi(self, copy):
+        from tests.support.apache_hudi import hudi_schedule_and_execute
+
+        options = {k: v for k, v in self.options.items() if k != "hoodie.clustering.plan.strategy.sort.columns"}
+        return hudi_schedule_and_execute(self.spark, str(copy), options, order=",".join(SORT_COLUMNS))
+
+    def check_hudi(self, copy, instants, rep) -> dict:
+        from tests.support.apache_hudi import instant_metadata
+
+        if len(instants) != 1:
+            raise AssertionError(f"Apache Hudi completed {len(instants)} clusterings, expected 1: {instants}")
+        meta = instant_metadata(copy, instants[0])
+        replaced = sum(len(v or []) for v in (meta.get("partitionToReplaceFileIds") or {}).values())
+        written = [s for stats in (meta.get("partitionToWriteStats") or {}).values() for s in stats or []]
+        result = {"replaced_file_groups": replaced, "output_files": len(written),
+                  "rows_written": sum(int(s.get("numWrites") or 0) for s in written),
+                  "output_bytes": sum(int(s.get("fileSizeInBytes") or 0) for s in written)}  # fmt: skip
+        if result["rows_written"] != self.expected_rows:
+            raise AssertionError(f"Apache Hudi wrote {result['rows_written']} rows, expected {self.expected_rows}")
+        return result
+
+    # -- delta-rs
+    def prepare_delta(self, rep):
+        return common.fresh_copy(self.delta_source, f"delta-{rep}")
+
+    def run_delta(self, copy):
+        from deltalake import DeltaTable, WriterProperties
+
+        table = DeltaTable(str(copy))
+        return table.optimize.z_order(
+            list(SORT_COLUMNS), target_size=int(self.options["hoodie.clustering.plan.strategy.target.file.max.bytes"]),
+            max_concurrent_tasks=self.args.parallelism, writer_properties=WriterProperties(compression="GZIP"),
+        )  # fmt: skip
+
+    def check_delta(self, copy, metrics, rep) -> dict:
+        return {k: metrics.get(k) for k in ("numFilesAdded", "numFilesRemoved", "totalConsideredFiles")}
+
+    # -- generic
+    def contender(self, name: str, what: str):
+        method = getattr(self, f"{what}_{name.replace('-', '_')}", None)
+        if method is None and what == "cleanup":
+            return lambda prepared: common.remove(prepared)
+        if method is None and what == "check":
+            return lambda prepared, result, rep: {}
+        return method
+
+
+# --------------------------------------------------------------------------------------------------- driver
+
+def warm_up(args, spark, contenders) -> None:
+    """Untimed: one pass of every contender on a tiny table (JVM classes and JIT, Python workers and their
+    imports, delta-rs runtime), so the first timed repetition is not the one paying for it."""
+    spec = TableSpec(rows=40_000, files=8, partitioned=not args.no_partition)
+    source, info = common.hudi_table(spec)
+    delta_source = common.delta_table(spec)[0] if "delta" in contenders else None
+    warm_args = argparse.Namespace(**{**vars(args), "groups": 2, "full_check_rows": 0})
+    bench = Bench(warm_args, spark, spec, source, info, delta_source)
+    for name in contenders:
+        prepared = bench.contender(name, "prepare")("warmup")
+        try:
+            bench.contender(name, "run")(prepared)
+        finally:
+            bench.contender(name, "cleanup")(prepared)
+
+
+def run(args) -> dict:
+    contenders = [c.strip() for c in args.contenders.split(",") if c.strip()]
+    unknown = sorted(set(contenders) - set(ALL_CONTENDERS))
+    if unknown or BASELINE not in contenders or "ours" not in contenders:
+        raise SystemExit(f"--contenders: need ours and {BASELINE}; known: {', '.join(ALL_CONTENDERS)}; unknown: {unknown}")
+    code_at_start = common.code_fingerprint()
+    spec = TableSpec(rows=args.rows, files=args.files, partitioned=not args.no_partition)
+    print(f"[bench_execution] input table: {spec.rows} rows in {spec.files} files "
+          f"({spec.commits} append commits x {spec.partitions} partition(s))", flush=True)  # fmt: skip
+    source, info = common.hudi_table(spec)
+    delta_source = common.delta_table(spec)[0] if "delta" in contenders else None
+    spark = common.spark_session(args.parallelism)
+    bench = Bench(args, spark, spec, source, info, delta_source)
+    print(f"[bench_execution] table {source.name}: {info['files']} files, {info['bytes'] / 2**20:.1f} MiB; "
+          f"plan: {len(bench.groups)} groups, {sum(g['outputs'] for g in bench.groups)} output files, "
+          f"~{statistics.mean(len(g['files']) for g in bench.groups):.1f} files/group", flush=True)  # fmt: skip
+    if not args.no_warmup:
+        started = time.perf_counter()
+        warm_up(args, spark, contenders)
+        print(f"[bench_execution] warm-up done in {time.perf_counter() - started:.1f}s", flush=True)
+
+    samples: dict[str, list[common.Sample]] = {c: [] for c in contenders}
+    orders = common.alternating_orders(contenders, args.reps)
+    for rep, order in enumerate(orders):
+        for name in order:
+            prepared = bench.contender(name, "prepare")(rep)
+            try:
+                common.settle(spark)
+                sample, result = common.measure(lambda: bench.contender(name, "run")(prepared), spark=spark)
+                sample.extra = bench.contender(name, "check")(prepared, result, rep)
+            finally:
+                bench.contender(name, "cleanup")(prepared)
+            samples[name].append(sample)
+            print(f"[bench_execution] rep {rep + 1}/{args.reps} {name:>13}: {sample.seconds:7.2f}s wall, "
+                  f"{sample.cpu_seconds:7.2f}s CPU, {sample.gc_seconds:5.2f}s JVM GC, RSS +{sample.rss_growth / 2**30:.2f} GiB  "
+                  f"{json.dumps(sample.extra)}", flush=True)  # fmt: skip
+
+    seconds = {c: [s.seconds for s in samples[c]] for c in contenders}
+    cpu = {c: [s.cpu_seconds for s in samples[c]] for c in contenders}
+    report = {
+        "benchmark": "bench_execution",
+        "command": " ".join([Path(sys.executable).relative_to(common.REPO_ROOT).as_posix()
+                             if Path(sys.executable).is_relative_to(common.REPO_ROOT) else sys.executable,
+                             "bench/bench_execution.py", *sys.argv[1:]]),  # fmt: skip
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": common.machine(),
+        "code_sha256": code_at_start,
+        "code_changed_during_run": common.code_fingerprint() != code_at_start,
+        "table": {**info, "name": source.name, "partition_field": None if args.no_partition else "region",
+                  "columns": [f"{f.name}:{f.type}" for f in common.SCHEMA], "table_version": 9, "type": "COPY_ON_WRITE"},
+        "plan": {"groups": len(bench.groups), "output_files": sum(g["outputs"] for g in bench.groups),
+                 "files_per_group": [len(g["files"]) for g in bench.groups]},
+        "options": bench.options,
+        "parallelism": args.parallelism, "spark_master": spark.sparkContext.master, "reps": args.reps, "orders": orders,
+        "seconds": {c: common.stats(v) for c, v in seconds.items()},
+        "cpu_seconds": {c: common.stats(v) for c, v in cpu.items()},
+        "jvm_gc_seconds": {c: common.stats([s.gc_seconds for s in samples[c]]) for c in contenders},
+        "ratios": {},
+        "cpu_ratios": {},
+        "peak_tree_rss_gib": {c: round(max(s.peak_rss for s in samples[c]) / 2**30, 3) for c in contenders},
+        "rss_growth_gib": {c: round(statistics.median(s.rss_growth for s in samples[c]) / 2**30, 3) for c in contenders},
+        "driver_peak_rss_gib": round(common.driver_peak_rss_bytes() / 2**30, 3),
+        "checks": {c: [s.extra for s in samples[c]] for c in contenders},
+    }  # fmt: skip
+    ratios = {f"ours/{BASELINE}": ("ours", BASELINE)}
+    if "hudi" in contenders:
+        ratios["ours/hudi"] = ("ours", "hudi")
+    if "spark-orderby" in contenders:
+        ratios["ours/spark-orderby"] = ("ours", "spark-orderby")
+    if "delta" in contenders:
+        ratios["delta/ours"] = ("delta", "ours")
+    for label, (a, b) in ratios.items():
+        report["ratios"][label] = common.ratio(seconds[a], seconds[b])
+        report["cpu_ratios"][label] = common.ratio(cpu[a], cpu[b])
+    report["target"] = {"ours/spark <= 1.10": report["ratios"][f"ours/{BASELINE}"]["of_medians"] <= 1.10}
+    return report, bench
+
+
+def print_report(report: dict) -> None:
+    rows = []
+    for name, s in report["seconds"].items():
+        rows.append([name, f"{s['median']:.2f}", f"{s['min']:.2f}-{s['max']:.2f}", f"{report['cpu_seconds'][name]['median']:.2f}",
+                     f"{report['jvm_gc_seconds'][name]['median']:.2f}", f"+{report['rss_growth_gib'][name]:.2f}"])  # fmt: skip
+    print()
+    print(f"bench_execution: {report['table']['rows']} rows, {report['table']['files']} files "
+          f"({report['table']['bytes'] / 2**20:.0f} MiB gzip), {report['plan']['groups']} groups -> "
+          f"{report['plan']['output_files']} files, parallelism {report['parallelism']}, {report['reps']} reps")  # fmt: skip
+    print(common.fmt_table(["contender", "wall s (median)", "wall min-max", "CPU s (median)", "JVM GC s", "RSS growth GiB"], rows))
+    print()
+    ratio_rows = [[label, f"{r['of_medians']:.3f}", f"{r['paired_min']:.3f}-{r['paired_max']:.3f}",
+                   f"{report['cpu_ratios'][label]['of_medians']:.3f}"] for label, r in report["ratios"].items()]  # fmt: skip
+    print(common.fmt_table(["ratio", "wall, of medians", "wall, per-rep min-max", "CPU, of medians"], ratio_rows))
+    verdict = "met" if report["target"]["ours/spark <= 1.10"] else "NOT met"
+    print(f"\ntarget ours/spark <= 1.10: {verdict}")
+
+
+# -------------------------------------------------------------------------------------------------- profile
+
+def _dictionary_columns(table, sample_rows: int = 20_000) -> list[str]:
+    """Columns parquet-mr would keep dictionary-encoded: on a first-page-sized sample, dictionary + indices are
+    smaller than plain values (parquet-mr's fallback test after its first page)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    sample = table.slice(0, sample_rows)
+    keep = []
+    for name in sample.column_names:
+        column = sample[name]
+        n = len(column) or 1
+        distinct = max(1, pc.count_distinct(column).as_py())
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type) or pa.types.is_binary(column.type):
+            width = max(1.0, (pc.sum(pc.binary_length(column)).as_py() or 0) / n + 4)  # plain: 4-byte length + bytes
+        else:
+            try:
+                width = max(1, column.type.bit_width // 8)
+            except ValueError:
+                width = 8
+        dictionary = distinct * width + n * max(1, math.ceil(math.log2(distinct + 1))) / 8
+        if dictionary < n * width:
+            keep.append(name)
+    return keep
+
+
+WHAT_IFS = {
+    "gzip level 9 (Arrow's gzip default)": {"compression": "gzip", "compression_level": 9},
+    "gzip level 6 (parquet-mr/zlib default)": {"compression": "gzip", "compression_level": 6},
+    "gzip 6, dictionary only where it pays": {"compression": "gzip", "compression_level": 6, "use_dictionary": "auto"},
+    "snappy": {"compression": "snappy"},
+    "zstd (level 1)": {"compression": "zstd", "compression_level": 1},
+    "uncompressed": {"compression": "none"},
+}
+
+
+def profile(bench: Bench, args) -> dict:
+    """Where our time goes, per phase, summed over every group of the plan, run one group after the other in
+    this process (no Spark): ``GroupTask.read_arrow``, ``sort_rows``, then the real ``write_base_file`` (marker,
+    ``_hoodie_file_name`` column, bloom filter + key range footer, parquet write, write stat), whose
+    ``with_file_name`` and ``_footer_metadata`` parts are also timed alone so that the parquet write is the
+    remainder. Then what-ifs: the same sorted rows written with other parquet settings (time and size). Last,
+    one group under cProfile through the strategy's own ``execute_group`` hook."""
+    import pyarrow.parquet as pq
+
+    from hudi_cluster_core.api import cluster
+    from hudi_cluster_core.config import load_config
+    from hudi_cluster_core.io import base_file as bf
+    from hudi_cluster_core.plugins import default_registry
+    from hudi_cluster_core.run.execute import build_tasks, load_stored_plan
+    from hudi_cluster_core.run.sorting import sort_rows
+    from hudi_cluster_core.table import load_table
+
+    copy = common.fresh_copy(bench.source, "profile")
+    try:
+        common.settle(bench.spark)
+        started = time.perf_counter()
+        scheduled = cluster(str(copy), "schedule", bench.options)
+        schedule_s = time.perf_counter() - started
+        table = load_table(str(copy))
+        plan = load_stored_plan(table, scheduled.instant_time)
+        tasks = build_tasks(table, plan, load_config(None, [], dict(bench.options)), default_registry())
+        phases = dict.fromkeys(("read (pyarrow, all files of the group)", "sort (sort_rows)",
+                                "_hoodie_file_name column", "bloom filter + key range footer",
+                                "parquet write (incl. marker, stat)"), 0.0)  # fmt: skip
+        names = list(phases)
+        what_if = {label: {"seconds": 0.0, "bytes": 0} for label in WHAT_IFS}
+        written_bytes, rows = 0, 0
+        for index, task in enumerate(tasks):
+            task = task.with_write_token(f"{index}-0-{index}")
+            t0 = time.perf_counter()
+            group_rows = task.read_arrow()
+            t1 = time.perf_counter()
+            ordered = sort_rows(group_rows, list(SORT_COLUMNS), "linear")
+            t2 = time.perf_counter()
+            named = bf.with_file_name(ordered, f"profile-{index}.parquet").replace_schema_metadata(None)
+            t3 = time.perf_counter()
+            footer = bf._footer_metadata(named, task.options)
+            t4 = time.perf_counter()
+            context = bf.WriteContext(task.base_uri, task.instant_time, task.partition, task.write_token, task.options)
+            stat = bf.write_base_file(task.storage, context, ordered)
+            t5 = time.perf_counter()
+            phases[names[0]] += t1 - t0
+            phases[names[1]] += t2 - t1
+            phases[names[2]] += t3 - t2
+            phases[names[3]] += t4 - t3
+            phases[names[4]] += max(0.0, (t5 - t4) - (t3 - t2) - (t4 - t3))
+            written_bytes += stat["fileSizeInBytes"]
+            rows += named.num_rows
+            dictionary = _dictionary_columns(named)
+            for label, settings in WHAT_IFS.items():
+                settings = dict(settings)
+                if settings.get("use_dictionary") == "auto":
+                    settings["use_dictionary"] = dictionary
+                target = copy / f"what-if-{index}.parquet"
+                s = time.perf_counter()
+                with pq.ParquetWriter(str(target), named.schema, data_page_size=task.options.page_bytes,
+                                      store_schema=False, coerce_timestamps="us", allow_truncated_timestamps=True,
+                                      **settings) as writer:  # fmt: skip
+                    writer.write_table(named, row_group_size=bf._rows_per_row_group(named, task.options.row_group_bytes))
+                    writer.add_key_value_metadata(footer)
+                what_if[label]["seconds"] += time.perf_counter() - s
+                what_if[label]["bytes"] += target.stat().st_size
+                target.unlink()
+            del group_rows, ordered, named
+
+        strategy = tasks[0].strategy
+        profiler = cProfile.Profile()
+        profiler.enable()
+        strategy.execute_group(task=tasks[0].with_write_token("0-2-0"))
+        profiler.disable()
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(20)
+        top = out.getvalue()
+    finally:
+        common.remove(copy)
+    return {
+        "groups": len(tasks), "rows": rows, "schedule_seconds": round(schedule_s, 3),
+        "compression": tasks[0].options.compression, "written_bytes": written_bytes,
+        "sequential_phase_seconds": {k: round(v, 3) for k, v in phases.items()},
+        "sequential_total_seconds": round(sum(phases.values()), 3),
+        "what_if_parquet_write": {k: {"seconds": round(v["seconds"], 3), "bytes": v["bytes"]} for k, v in what_if.items()},
+        "cprofile_one_group_top": top,
+    }  # fmt: skip
+
+
+def print_profile(prof: dict, report: dict, parallelism: int) -> None:
+    total = prof["sequential_total_seconds"]
+    print(f"\nprofile: {prof['groups']} groups, {prof['rows']} rows, one group after the other in the driver (no Spark): "
+          f"{total:.2f}s; schedule alone {prof['schedule_seconds']:.2f}s")  # fmt: skip
+    rows = [[k, f"{v:.2f}", f"{100 * v / total:.0f}%"] for k, v in prof["sequential_phase_seconds"].items()]
+    print(common.fmt_table(["phase (sum over groups)", "seconds", "share"], rows))
+    current = prof["sequential_phase_seconds"]["parquet write (incl. marker, stat)"]
+    alt_rows = [[k, f"{v['seconds']:.2f}", f"{v['seconds'] / max(current, 1e-9):.2f}x", f"{v['bytes'] / 2**20:.1f}",
+                 f"{v['bytes'] / max(prof['written_bytes'], 1):.3f}x"] for k, v in prof["what_if_parquet_write"].items()]  # fmt: skip
+    alt_rows.insert(0, ["current write_base_file path", f"{current:.2f}", "1.00x", f"{prof['written_bytes'] / 2**20:.1f}", "1.000x"])
+    print(common.fmt_table(["parquet write what-if", "seconds", "vs current", "MiB", "size vs current"], alt_rows))
+    ours, ours_cpu = report["seconds"]["ours"], report["cpu_seconds"]["ours"]["median"]
+    ideal = prof["schedule_seconds"] + total / parallelism
+    print(f"Spark/Python-worker/commit overhead: our fastest rep {ours['min']:.2f}s (median {ours['median']:.2f}s) vs "
+          f"schedule + in-process work / {parallelism} slots = {ideal:.2f}s; our CPU median {ours_cpu:.2f}s vs in-process "
+          f"work {prof['schedule_seconds'] + total:.2f}s (overhead {ours_cpu - prof['schedule_seconds'] - total:+.2f} CPU s)")  # fmt: skip
+    print("\ncProfile, one group through execute_group (cumulative):\n" + "\n".join(prof["cprofile_one_group_top"].splitlines()[:32]))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=None, help="rows in the input table (default 2000000; --quick 200000)")
+    parser.add_argument("--files", type=int, default=None, help="small base files (default 200; --quick 40)")
+    parser.add_argument("--groups", type=int, default=None, help="clustering groups, one output file each (default 10; --quick 4)")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--parallelism", type=int, default=2, help="Spark master local[P]; our parallelism; hoodie.clustering.max.parallelism")
+    parser.add_argument("--contenders", default=",".join(DEFAULT_CONTENDERS), help=f"comma-separated, from {', '.join(ALL_CONTENDERS)}")
+    parser.add_argument("--no-partition", action="store_true", help="non-partitioned table (default: partitioned by 2-value region)")
+    parser.add_argument("--no-warmup", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="200k rows / 40 files / 4 groups")
+    parser.add_argument("--profile", action="store_true", help="after the reps, break our execution time into phases")
+    parser.add_argument("--full-check-rows", type=int, default=250_000, help="compare every row (rep 1) up to this size")
+    parser.add_argument("--out", type=Path, default=OUT_DIR / "bench_execution.json")
+    args = parser.parse_args(argv)
+    args.rows = args.rows or (200_000 if args.quick else 2_000_000)
+    args.files = args.files or (40 if args.quick else 200)
+    args.groups = args.groups or (4 if args.quick else 10)
+
+    report, bench = run(args)
+    print_report(report)
+    if args.profile:
+        report["profile"] = profile(bench, args)
+        print_profile(report["profile"], report, args.parallelism)
+    common.write_json(args.out, report)
+    print(f"\nwrote {args.out.relative_to(common.REPO_ROOT) if args.out.is_relative_to(common.REPO_ROOT) else args.out}")
+    common.remove(OUT_DIR / "work")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
