@@ -51,7 +51,7 @@ class GroupTask:
 
     def input_bytes(self) -> int:
         storage = self.storage
-        return sum(storage.info(s.base_file).size for s in self.group.slices if s.base_file)
+        return sum(storage.info(path).size for s in self.group.slices for path in (s.base_file, *s.log_files) if path)
 
     def read_arrow(self) -> pa.Table:
         """All rows of the group's slices, meta columns included, in file order."""

@@ -8,7 +8,6 @@ whose base instant its name carries. File groups named in a completed replacecom
 from __future__ import annotations
 
 import posixpath
-from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -119,17 +118,19 @@ class FileSystemView:
         return groups
 
     def _slices(self, partition: str, file_id: str, files: _GroupFiles) -> dict[str, FileSlice]:
-        keys = sorted(files.bases)
+        """Logs in write order; each joins the latest slice (base-started or log-started) at or before it."""
+        keys = set(files.bases)
         logs_by_key: dict[str, list[LogFile]] = defaultdict(list)
-        for log in files.logs:
+        for log in sorted(files.logs, key=lambda l: (l.instant, l.version, l.write_token)):
             moment = self._completion_times.get(log.instant, log.instant) if self.timeline.layout_version >= 2 else log.instant
-            index = bisect_right(keys, moment)
-            logs_by_key[keys[index - 1] if index else log.instant].append(log)
-        slices = {}
-        for key in sorted(set(keys) | set(logs_by_key)):
-            logs = tuple(sorted(logs_by_key.get(key, []), key=lambda l: (l.instant, l.version, l.write_token)))
-            slices[key] = FileSlice(partition, file_id, key, files.bases.get(key), logs)
-        return slices
+            earlier = [key for key in keys if key <= moment]
+            key = max(earlier) if earlier else log.instant
+            keys.add(key)
+            logs_by_key[key].append(log)
+        return {
+            key: FileSlice(partition, file_id, key, files.bases.get(key), tuple(logs_by_key.get(key, ())))
+            for key in sorted(keys)
+        }
 
     def replaced_file_groups(self, as_of: str | None = None) -> set[FileGroupId]:
         replaced = set()

@@ -1,0 +1,293 @@
+"""``SparkConsistentBucketClusteringExecutionStrategy``: rewrite buckets into their child buckets' file groups.
+
+Per group (inside a Spark task): the group's rows (MOR slices merged, log-only file groups included) go to the
+REPLACE children named in ``clustering.group.child.node``: with one child every row goes to it (merge, rewrite);
+with more (split) each row goes to the child its record key hashes to. Each child with rows becomes one base file
+``<child fileIdPrefix>-0_<token>_<T>.parquet`` (a bucket is one file group, whatever its size), rows sorted by
+``hoodie.clustering.plan.strategy.sort.columns`` when the plan names any. A child without rows gets no file, as in
+Hudi; the next write into that bucket creates its file group.
+
+On the driver, once every group succeeded and before the completed instant (``execution_before_commit``), the new
+``<T>.hashing_meta`` of each partition is written: the current metadata (its ``seqNo`` must equal the plan's
+``clustering.group.sequence.no``) with the children applied, all nodes ``NORMAL``, ``seqNo + 1``, instant ``T``,
+``numBuckets`` unchanged (as Hudi 1.1.1 writes it). No ``<T>.commit`` marker is written: before the replacecommit
+completes it would make the new buckets count for writers of a clustering that may still fail; once ``T`` is a
+completed replacecommit Hudi's writers accept the file and create the marker themselves.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import uuid
+from collections import defaultdict
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from hudi_cluster_core.config import StrategyParams
+from hudi_cluster_core.errors import PlanError
+from hudi_cluster_core.failpoints import failpoint
+from hudi_cluster_core.hookspecs import hookimpl
+from hudi_cluster_core.io.base_file import META_COLUMNS, TEMP_DIR, WriteContext, write_base_file
+from hudi_cluster_core.run.sorting import sort_rows
+from hudi_cluster_core.table.properties import load_table_config
+from pydantic import Field
+
+from .hashing import (
+    CHILD_NODE_KEY, PARTITION_KEY, REPLACE, SEQUENCE_NO_KEY, HashingMetadata, Node, Ring, hash_fields,
+    list_metadata_files, load_valid_metadata, nodes_from_json, read_metadata, record_hash, write_metadata,
+)  # fmt: skip
+
+log = logging.getLogger(__name__)
+_RUN = "org.apache.hudi.client.clustering.run.strategy."
+
+
+class ConsistentBucketExecutionParams(StrategyParams):
+    sort_columns: str | None = Field(
+        None, alias="hoodie.clustering.plan.strategy.sort.columns",
+        description="Comma-separated columns to sort each bucket's rows by; none keeps input order.",
+    )  # fmt: skip
+
+    @property
+    def columns(self) -> list[str]:
+        return [c.strip() for c in (self.sort_columns or "").split(",") if c.strip()]
+
+
+# ------------------------------------------------------------------------------------------------ reading
+
+
+def read_slices(task) -> list[tuple[object, pa.Table]]:
+    """``(input slice, its rows)`` for every slice of the group, meta columns included; MOR slices merged by hudi-rs.
+
+    Log-only slices (no base file, common in bucket tables) are merged against an empty base file: hudi-rs 0.5.0's
+    file-group reader fails on an empty base path (``Failed to read base file schema ''``)."""
+    storage = task.storage
+    out = []
+    for input_slice in task.group.slices:
+        if input_slice.log_files:
+            out.append((input_slice, _read_merged(task, input_slice)))
+        elif input_slice.base_file is None:
+            raise PlanError(f"file group {input_slice.partition}/{input_slice.file_id} has no base file and no log files")
+        else:
+            out.append((input_slice, pq.read_table(input_slice.base_file, filesystem=storage.fs)))
+    return out
+
+
+def read_group_rows(task, slices: list[tuple[object, pa.Table]] | None = None) -> pa.Table:
+    """Every row of the group's slices (see :func:`read_slices`) as one table."""
+    tables = [t for _, t in (slices if slices is not None else read_slices(task))]
+    if not tables:
+        raise PlanError(f"group {task.group.index} has no slices")
+    table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+    missing = [c for c in META_COLUMNS if c not in table.column_names]
+    if missing:
+        raise PlanError(f"group {task.group.index}: input files lack Hudi meta columns {missing}")
+    return table
+
+
+def _read_merged(task, input_slice) -> pa.Table:
+    from hudi import HudiFileGroupReader
+
+    storage = task.storage
+    base = storage.base.rstrip("/") + "/"
+
+    def relative(path: str) -> str:
+        return path[len(base):] if path.startswith(base) else path
+
+    logs = [relative(p) for p in input_slice.log_files]
+    reader = HudiFileGroupReader(task.base_uri)
+    if input_slice.base_file:
+        batch = reader.read_file_slice_from_paths(relative(input_slice.base_file), logs)
+        return pa.Table.from_batches([batch])
+    empty = _write_empty_base(task)
+    try:
+        batch = reader.read_file_slice_from_paths(relative(empty), logs)
+    finally:
+        storage.delete_file(empty)
+    return pa.Table.from_batches([batch])
+
+
+def _write_empty_base(task) -> str:
+    """A zero-row parquet file with the table's schema (meta fields included) under ``.hoodie/.temp/<T>/``."""
+    from hudi import HudiTable
+
+    schema = HudiTable(task.base_uri).get_schema_with_meta_fields()
+    storage = task.storage
+    path = storage.join(TEMP_DIR, task.instant_time, f"empty-base-{uuid.uuid4().hex}.parquet")
+    storage.fs.create_dir(posixpath.dirname(path), recursive=True)
+    with storage.fs.open_output_stream(path) as sink:
+        pq.write_table(schema.empty_table(), sink)
+    return path
+
+
+# ------------------------------------------------------------------------------------------------ writing
+
+
+def group_children(group) -> tuple[str, int, list[Node]]:
+    """(partition, sequence number, child nodes) of a consistent-bucket plan group."""
+    meta = group.extra_metadata or {}
+    if CHILD_NODE_KEY not in meta:
+        raise PlanError(
+            f"group {group.index} ({group.partition}): no '{CHILD_NODE_KEY}' in its extraMetadata; the plan was not "
+            "made by a consistent bucket plan strategy"
+        )
+    try:
+        children = nodes_from_json(meta[CHILD_NODE_KEY])
+        seq_no = int(meta.get(SEQUENCE_NO_KEY, "0"))
+    except ValueError as exc:
+        raise PlanError(f"group {group.index} ({group.partition}): bad consistent bucket extraMetadata: {exc}") from None
+    if not any(c.tag == REPLACE for c in children):
+        raise PlanError(f"group {group.index} ({group.partition}): no REPLACE child node in {meta[CHILD_NODE_KEY]}")
+    return meta.get(PARTITION_KEY, group.partition), seq_no, children
+
+
+def assign_children(record_keys: list[str], children: list[Node], fields: list[str]) -> np.ndarray:
+    """Index into ``children`` (REPLACE nodes, ring order) of each record: by hash when there are several."""
+    if len(children) == 1:
+        return np.zeros(len(record_keys), dtype=np.int64)
+    values = np.array([c.value for c in children], dtype=np.int64)
+    hashes = np.fromiter((record_hash(k, fields) for k in record_keys), dtype=np.int64, count=len(record_keys))
+    index = np.searchsorted(values, hashes, side="left")
+    index[index == len(values)] = 0
+    return index
+
+
+VERIFY_ROWS_PER_SLICE = 2000
+
+
+def verify_hash_fields(task, slices, fields: list[str], seq_no: int) -> None:
+    """Rows must hash, with ``fields``, into the bucket of the file group they were read from (checked on up to
+    ``VERIFY_ROWS_PER_SLICE`` rows per slice, against the metadata the plan was made from). A clustering run whose
+    ``hoodie.bucket.index.hash.field`` differs from the writers' would otherwise scatter rows into buckets Hudi's
+    writers never look in for them."""
+    partition = task.partition
+    storage = task.storage
+    wanted = {s.file_id for s, _ in slices}
+    ring = None
+    for instant in reversed(list_metadata_files(storage, partition).hashing):
+        try:
+            candidate = read_metadata(storage, partition, instant)
+        except (OSError, ValueError):
+            continue
+        if candidate.seq_no == seq_no and wanted <= set(Ring(candidate.nodes).by_file_id):
+            ring = Ring(candidate.nodes)
+            break
+    if ring is None:
+        log.warning("group %d (%s): no hashing metadata with seqNo %d names its file groups; hash fields not checked",
+                    task.group.index, partition, seq_no)  # fmt: skip
+        return
+    for input_slice, table in slices:
+        keys = table.column("_hoodie_record_key").slice(0, VERIFY_ROWS_PER_SLICE).to_pylist()
+        stray = [k for k in keys if ring.bucket_of_key(k, fields).file_id != input_slice.file_id]
+        if stray:
+            raise PlanError(
+                f"file group {partition}/{input_slice.file_id}: record key {stray[0]!r} does not hash into its bucket "
+                f"with hash fields {fields}; set hoodie.bucket.index.hash.field to what the table's writers use"
+            )
+
+
+def _restamp(table: pa.Table, instant_time: str, write_token: str) -> pa.Table:
+    """Without preserved metadata Hudi stamps rows with the clustering instant and a fresh sequence number."""
+    task_partition = write_token.split("-", 1)[0]
+    n = table.num_rows
+    commit = pa.array([instant_time] * n, pa.string())
+    seqno = pa.array([f"{instant_time}_{task_partition}_{i}" for i in range(n)], pa.string())
+    table = table.set_column(table.schema.get_field_index("_hoodie_commit_time"), "_hoodie_commit_time", commit)
+    return table.set_column(table.schema.get_field_index("_hoodie_commit_seqno"), "_hoodie_commit_seqno", seqno)
+
+
+class ConsistentBucketExecutionStrategy:
+    name = "consistent-bucket"
+    kind = "execution"
+    java_class_names = (
+        _RUN + "SparkConsistentBucketClusteringExecutionStrategy",
+        _RUN + "SingleSparkJobConsistentHashingExecutionStrategy",
+    )
+    params_model = ConsistentBucketExecutionParams
+    summary = "Rewrites each bucket group into one base file per child bucket (<fileIdPrefix>-0), then writes the new hashing metadata."
+
+    @hookimpl
+    def execute_group(self, task):
+        _, seq_no, children = group_children(task.group)
+        targets = sorted((c for c in children if c.tag == REPLACE), key=lambda c: c.value)
+        fields = hash_fields(task.settings.get("hoodie.bucket.index.hash.field"),
+                             load_table_config(task.storage).record_key_fields)  # fmt: skip
+        if not fields:
+            raise PlanError("no hash fields: set hoodie.bucket.index.hash.field or the table's record key fields")
+        slices = read_slices(task)
+        verify_hash_fields(task, slices, fields, seq_no)
+        rows = read_group_rows(task, slices)
+        if not task.preserve_hoodie_metadata:
+            rows = _restamp(rows, task.instant_time, task.write_token)
+        owner = assign_children(rows.column("_hoodie_record_key").to_pylist(), targets, fields)
+        columns = task.params.columns if task.params else []
+        layout = task.settings.get("hoodie.layout.optimize.strategy", "linear")
+        context = WriteContext(task.base_uri, task.instant_time, task.partition, task.write_token, task.options)
+        storage = task.storage
+        stats = []
+        for index, child in enumerate(targets):
+            chunk = rows.filter(pa.array(owner == index)) if len(targets) > 1 else rows
+            if chunk.num_rows == 0:
+                continue
+            if columns:
+                chunk = sort_rows(chunk, columns, layout)
+            stats.append(write_base_file(storage, context, chunk, file_id=child.file_id))
+            failpoint("task-after-first-file")
+        return stats
+
+    @hookimpl
+    def execution_before_commit(self, table, plan, write_stats):
+        write_new_metadata(table, plan, write_stats)
+
+
+def write_new_metadata(table, plan, write_stats) -> dict[str, HashingMetadata]:
+    """Write ``<T>.hashing_meta`` for every partition of ``plan`` (idempotent: overwrites); returns them."""
+    per_partition: dict[str, tuple[int, list[Node]]] = {}
+    for group in plan.groups:
+        partition, seq_no, children = group_children(group)
+        if partition in per_partition and per_partition[partition][0] != seq_no:
+            raise PlanError(f"clustering {plan.instant_time}: partition {partition!r} groups were planned from "
+                            f"different hashing metadata (seqNo {per_partition[partition][0]} and {seq_no})")  # fmt: skip
+        per_partition.setdefault(partition, (seq_no, []))[1].extend(children)
+
+    expected = defaultdict(set)
+    for partition, (_, children) in per_partition.items():
+        expected[partition].update(c.file_id for c in children if c.tag == REPLACE)
+    for stat in write_stats:
+        if stat["fileId"] not in expected.get(stat["partitionPath"], ()):
+            raise PlanError(f"clustering {plan.instant_time} wrote {stat['path']}, not a file group of a new bucket")
+
+    timeline = table.timeline
+    completed = [i.time for i in timeline.completed(("commit", "replacecommit"))]
+    pending = [i.time for i in timeline.pending()]
+    latest = defaultdict(list)
+    for file_slice in table.view().latest_file_slices():
+        if file_slice.base_file is not None:
+            latest[file_slice.partition].append(file_slice.file_id)
+    written = {}
+    for partition, (seq_no, children) in sorted(per_partition.items()):
+        current = load_valid_metadata(
+            table.storage, partition, completed=completed, pending=pending, latest_file_ids=latest[partition],
+            exclude=[plan.instant_time],
+        )  # fmt: skip
+        if current is None:
+            raise PlanError(f"clustering {plan.instant_time}: partition {partition!r} has no hashing metadata")
+        if current.seq_no != seq_no:
+            raise PlanError(
+                f"clustering {plan.instant_time}: non-serialized update of the hashing metadata of {partition!r}: "
+                f"it is at seqNo {current.seq_no} ({current.file_name}), the plan was made from seqNo {seq_no}"
+            )
+        try:
+            ring = Ring(current.nodes).apply(children)
+        except ValueError as exc:
+            raise PlanError(f"clustering {plan.instant_time}, partition {partition!r}: {exc}") from None
+        new = HashingMetadata(
+            current.partition_path, plan.instant_time, current.num_buckets, seq_no + 1,
+            tuple(n.with_tag("NORMAL") for n in ring.nodes), current.version,
+        )  # fmt: skip
+        path = write_metadata(table.storage, new)
+        log.info("clustering %s: %s: %d -> %d buckets (%s)", plan.instant_time, partition or "<table>",
+                 len(current.nodes), len(new.nodes), path)  # fmt: skip
+        written[partition] = new
+    return written

@@ -1,0 +1,303 @@
+"""``SparkConsistentBucketClusteringPlanStrategy``: split oversized buckets, merge small neighbours.
+
+Per partition, from the partition's current hashing metadata (Hudi 1.1.1,
+``BaseConsistentHashingBucketClusteringPlanStrategy``):
+
+1. **split**: a bucket whose slice (base + log bytes) is above ``split.threshold * parquet.max.file.size`` is cut
+   at the middle of its hash range into two new buckets (a group of one slice, 2 output file groups), while the
+   bucket count stays at most ``max.num.buckets``;
+2. **merge**: of the rest, in ring order, runs of ring neighbours whose combined size stays within
+   ``merge.threshold * parquet.max.file.size`` become one bucket (a group, 1 output file group), while the bucket
+   count stays at least ``min.num.buckets``;
+3. **rewrite**: every other bucket gets a group of its own that rewrites it under a new file id (Hudi's "sort"
+   groups; ``hoodie.clustering.plan.strategy.consistent.bucket.rewrite.unchanged=false`` leaves them out).
+
+Each group's ``extraMetadata`` holds ``clustering.group.partition``, ``clustering.group.sequence.no`` (the
+metadata's ``seqNo``) and ``clustering.group.child.node`` (the new nodes, REPLACE / DELETE). Unset
+``max.num.buckets`` / ``min.num.buckets`` default to ``num.buckets`` (Hudi's builder; a max below or a min above
+``num.buckets`` is raised / lowered to it). Unlike Hudi, a bucket count already beyond a bound is not taken as
+room for unlimited splits or merges: the room is never negative.
+
+Slices are selected as Hudi does: latest slices of the selected partitions, minus file groups pending compaction
+or clustering, minus whole partitions that have a pending clustering; nothing while a deltacommit is in flight.
+There is no small-file limit and no max-bytes cap for bucket groups.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+from hudi_cluster_core.config import StrategyParams
+from hudi_cluster_core.hookspecs import hookimpl
+from hudi_cluster_core.plan.model import PlannedGroup
+from pydantic import Field
+
+from .hashing import (
+    CHILD_NODE_KEY, PARTITION_KEY, REPLACE, SEQUENCE_NO_KEY, HashingMetadata, Node, Ring, load_valid_metadata,
+    new_file_id_prefix, nodes_to_json,
+)  # fmt: skip
+
+log = logging.getLogger(__name__)
+_PLAN = "org.apache.hudi.client.clustering.plan.strategy."
+_RUN = "org.apache.hudi.client.clustering.run.strategy."
+JAVA_EXECUTION_CLASS = _RUN + "SparkConsistentBucketClusteringExecutionStrategy"
+REWRITE_KEY = "hoodie.clustering.plan.strategy.consistent.bucket.rewrite.unchanged"
+
+
+class ConsistentBucketPlanParams(StrategyParams):
+    rewrite_unchanged: bool = Field(
+        True, alias=REWRITE_KEY,
+        description="Also rewrite (under a new file id) every bucket that is neither split nor merged, as Hudi "
+                    "does; false plans only the resizing groups.",
+    )  # fmt: skip
+
+
+def bucket_limits(config, current_buckets: int) -> tuple[int, int]:
+    """``(max, min)`` bucket counts as Hudi's index config resolves them."""
+    num = int(config.get("hoodie.bucket.index.num.buckets"))
+    high = config.get("hoodie.bucket.index.max.num.buckets")
+    low = config.get("hoodie.bucket.index.min.num.buckets")
+    high = num if high is None or int(high) < num else int(high)
+    low = num if low is None or int(low) > num else int(low)
+    return high, low
+
+
+def _extra(partition: str, children: list[Node], seq_no: int) -> dict[str, str]:
+    return {PARTITION_KEY: partition, CHILD_NODE_KEY: nodes_to_json(children), SEQUENCE_NO_KEY: str(seq_no)}
+
+
+def plan_partition(
+    metadata: HashingMetadata, slices: list, *, split_size: int, merge_size: int, max_buckets: int,
+    min_buckets: int, instant_time: str, rewrite_unchanged: bool = True,
+) -> list[PlannedGroup]:  # fmt: skip
+    """Split, merge and rewrite groups for one partition's slices (those whose file group is a bucket of
+    ``metadata``; others are left alone). Pure: new file-id prefixes derive from ``instant_time``."""
+    ring = Ring(metadata.nodes)
+    partition = metadata.partition_path
+    known = sorted((s for s in slices if s.file_id in ring.by_file_id), key=lambda s: ring.by_file_id[s.file_id].value)
+    unknown = [s.file_id for s in slices if s.file_id not in ring.by_file_id]
+    if unknown:
+        log.warning("partition %r: %d file group(s) are not buckets of hashing metadata %s and are left alone: %s",
+                    partition, len(unknown), metadata.instant, ", ".join(sorted(unknown)[:5]))  # fmt: skip
+
+    def prefix(value: int, role: str) -> str:
+        return new_file_id_prefix(instant_time, partition, value, role)
+
+    groups: list[PlannedGroup] = []
+    # 1. split
+    split_room = max(0, max_buckets - len(ring))
+    splits, rest = 0, []
+    for file_slice in known:
+        node = ring.by_file_id[file_slice.file_id]
+        if file_slice.total_size <= split_size or splits >= split_room:
+            rest.append(file_slice)
+            continue
+        children = ring.split(node, (prefix(node.value, "split-low"), prefix(node.value, "split-high")))
+        if children is None:
+            rest.append(file_slice)
+            continue
+        splits += 1
+        groups.append(PlannedGroup((file_slice,), 2, extra_metadata=_extra(partition, list(children), metadata.seq_no)))
+
+    # 2. merge (rest is in ring order)
+    merge_room = max(0, len(ring) - min_buckets + splits)
+    merged_runs, rest = _merge_runs(ring, rest, merge_size, merge_room)
+    for run in merged_runs:
+        nodes = [ring.by_file_id[s.file_id] for s in run]
+        children = ring.merge(nodes, prefix(nodes[-1].value, "merge"))
+        groups.append(PlannedGroup(tuple(run), 1, extra_metadata=_extra(partition, children, metadata.seq_no)))
+
+    # 3. rewrite the others under new file ids
+    if rewrite_unchanged:
+        for file_slice in rest:
+            node = ring.by_file_id[file_slice.file_id]
+            child = Node(node.value, prefix(node.value, "rewrite"), REPLACE)
+            groups.append(PlannedGroup((file_slice,), 1, extra_metadata=_extra(partition, [child], metadata.seq_no)))
+    return groups
+
+
+def _merge_runs(ring: Ring, slices: list, merge_size: int, room: int) -> tuple[list[list], list]:
+    """Hudi's merge rule over ``slices`` in ring order: grow a run backward then forward over ring neighbours
+    while a merge slot is left, the neighbour is free, the run so far and the neighbour are each within
+    ``merge_size``; runs of 2+ become merges. Returns (runs, untouched slices in ring order)."""
+    count = len(slices)
+    if count <= 1:
+        return [], list(slices)
+    size = [s.total_size for s in slices]
+    node = [ring.by_file_id[s.file_id] for s in slices]
+    added = [False] * count
+    remaining = room
+    runs = []
+    for i in range(count):
+        if added[i] or size[i] > merge_size:
+            continue
+        bounds = [i, i]  # start, end
+        total = size[i]
+        for k in (0, 1):  # backward first, then forward
+            forward = k == 1
+            while True:
+                at = bounds[k]
+                nxt = (at + 1 if at + 1 < count else 0) if forward else (at - 1 if at >= 1 else count - 1)
+                neighbour = ring.latter(node[at].value) if forward else ring.former(node[at].value)
+                if (remaining == 0 or added[nxt] or node[nxt] != neighbour or total > merge_size
+                        or size[nxt] > merge_size or nxt == bounds[1 - k]):  # fmt: skip
+                    break
+                total += size[nxt]
+                bounds[k] = nxt
+                remaining -= 1
+                if bounds[k] == i:
+                    break
+        start, end = bounds
+        if start == i and end == i:
+            continue
+        run = []
+        while True:
+            added[start] = True
+            run.append(slices[start])
+            if start == end:
+                break
+            start = start + 1 if start + 1 < count else 0
+        runs.append(run)
+    return runs, [s for i, s in enumerate(slices) if not added[i]]
+
+
+def complete_log_only_slices(table, slices: list) -> list:
+    """Log-only slices with every log file Apache Hudi puts in them (a workaround for the core file-system view).
+
+    Hudi adds a file group's log files in delta-commit order; a log joins the slice with the largest key at or
+    before its completion time, where the keys are the base instants *and the slices earlier logs started*
+    (``HoodieFileGroup.addLogFile``). The core view only looks at base instants, so in a file group without a base
+    file every log file starts its own slice and the latest slice holds only the newest log: a plan built from it
+    would replace the file group and lose the rows of the older logs. Here such slices are rebuilt from the
+    partition listing with Hudi's rule. Slices with a base file are returned as they are."""
+    if table is None or all(s.base_file is not None for s in slices):
+        return list(slices)
+    from hudi_cluster_core.table import FileSlice
+    from hudi_cluster_core.table.naming import parse_log_file
+
+    storage, timeline = table.storage, table.timeline
+    completion = {i.time: (i.completion_time or i.time) for i in timeline.completed()}
+    layout2 = timeline.layout_version >= 2
+    listed: dict[str, dict[str, list]] = {}
+
+    def logs_of(partition: str, file_id: str) -> list:
+        if partition not in listed:
+            by_group: dict[str, list] = {}
+            for entry in storage.list(storage.join(partition) if partition else storage.base):
+                log_file = None if entry.is_dir else parse_log_file(entry.name, entry.size)
+                if log_file and (not layout2 or log_file.instant in completion):
+                    by_group.setdefault(log_file.file_id, []).append(log_file)
+            listed[partition] = by_group
+        return listed[partition].get(file_id, [])
+
+    result = []
+    for file_slice in slices:
+        if file_slice.base_file is not None:
+            result.append(file_slice)
+            continue
+        keys: set[str] = set()
+        members: dict[str, list] = {}
+        for log_file in sorted(logs_of(file_slice.partition, file_slice.file_id),
+                               key=lambda lf: (lf.instant, lf.version, lf.write_token)):  # fmt: skip
+            moment = completion.get(log_file.instant, log_file.instant) if layout2 else log_file.instant
+            earlier = [k for k in keys if k <= moment]
+            key = max(earlier) if earlier else log_file.instant
+            keys.add(key)
+            members.setdefault(key, []).append(log_file)
+        if not members:
+            result.append(file_slice)
+            continue
+        latest = max(members)
+        logs = tuple(sorted(members[latest], key=lambda lf: (lf.instant, lf.version, lf.write_token)))
+        if logs != file_slice.log_files:
+            log.info("file group %s/%s: log-only slice completed with %d log file(s) (core view had %d)",
+                     file_slice.partition, file_slice.file_id, len(logs), len(file_slice.log_files))  # fmt: skip
+            file_slice = FileSlice(file_slice.partition, file_slice.file_id, latest, None, logs)
+        result.append(file_slice)
+    return result
+
+
+MetadataLoader = Callable[[object, str, list], "HashingMetadata | None"]
+
+
+def load_partition_metadata(context, partition: str, slices: list) -> HashingMetadata | None:
+    """The partition's current hashing metadata from the table (None without a table or metadata)."""
+    table = context.table
+    if table is None:
+        return None
+    timeline = table.timeline
+    return load_valid_metadata(
+        table.storage, partition,
+        completed=[i.time for i in timeline.completed(("commit", "replacecommit"))],
+        pending=[i.time for i in timeline.pending()],
+        latest_file_ids=[s.file_id for s in slices if s.base_file is not None],
+    )  # fmt: skip
+
+
+class ConsistentBucketPlanStrategy:
+    name = "consistent-bucket"
+    kind = "plan"
+    java_class_names = (_PLAN + "SparkConsistentBucketClusteringPlanStrategy",)
+    params_model = ConsistentBucketPlanParams
+    summary = "Consistent-hashing bucket index: splits buckets above split.threshold, merges small neighbours."
+
+    def __init__(self, metadata_loader: MetadataLoader | None = None):
+        self.metadata_loader = metadata_loader or load_partition_metadata
+
+    @hookimpl
+    def plan_select_slices(self, context, slices):
+        table = context.table
+        if table is not None:
+            writers = [i.time for i in table.timeline.pending() if i.action == "deltacommit"]
+            if writers:
+                log.warning("deltacommit(s) %s in flight: consistent bucket clustering is not scheduled", writers)
+                return []
+            clustering = table.view().pending_clustering_file_groups()
+        else:
+            clustering = context.pending_file_groups
+        busy = {group.partition for group in clustering}
+        partitions = set(context.partitions) - busy
+        chosen = [s for s in slices if s.partition in partitions and s.group_id not in context.pending_file_groups]
+        return complete_log_only_slices(table, chosen)
+
+    @hookimpl
+    def plan_group_slices(self, context, slices):
+        config = context.config
+        max_file = int(config.get("hoodie.parquet.max.file.size"))
+        split_size = int(max_file * float(config.get("hoodie.bucket.index.split.threshold")))
+        merge_size = int(max_file * float(config.get("hoodie.bucket.index.merge.threshold")))
+        max_groups = int(config.get("hoodie.clustering.plan.strategy.max.num.groups"))
+        rewrite = context.params.rewrite_unchanged if context.params is not None else True
+        by_partition: dict[str, list] = {}
+        for file_slice in slices:
+            by_partition.setdefault(file_slice.partition, []).append(file_slice)
+        groups: list[PlannedGroup] = []
+        for partition in sorted(by_partition):
+            members = by_partition[partition]
+            metadata = self.metadata_loader(context, partition, members)
+            if metadata is None:
+                log.warning("partition %r has no consistent hashing metadata: not planned", partition)
+                continue
+            high, low = bucket_limits(config, len(metadata.nodes))
+            planned = plan_partition(
+                metadata, members, split_size=split_size, merge_size=merge_size, max_buckets=high, min_buckets=low,
+                instant_time=context.instant_time, rewrite_unchanged=rewrite,
+            )  # fmt: skip
+            groups.extend(planned[:max_groups])
+        return groups
+
+    @hookimpl
+    def plan_finalize_groups(self, context, groups):
+        return list(groups)[: int(context.config.get("hoodie.clustering.plan.strategy.max.num.groups"))]
+
+    @hookimpl
+    def plan_execution_strategy(self, context):
+        configured = context.config.get("hoodie.clustering.execution.strategy.class")
+        # our short name is stored as Hudi's class, so Apache Hudi can run the plan too
+        execution = JAVA_EXECUTION_CLASS if configured == ConsistentBucketPlanStrategy.name else configured
+        params = {}
+        sort_columns = context.config.get("hoodie.clustering.plan.strategy.sort.columns")
+        if sort_columns:
+            params["hoodie.clustering.plan.strategy.sort.columns"] = sort_columns
+        return execution, params
