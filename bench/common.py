@@ -185,6 +185,7 @@ class TableSpec:
 
     @property
     def name(self) -> str:
+        # bump the suffix whenever make_rows() or the table layout changes: it names the cached tables
         return f"r{self.rows}_f{self.files}_{'p' if self.partitioned else 'np'}_s{self.seed}_v1"
 
     def batches(self) -> Iterable[pa.Table]:
