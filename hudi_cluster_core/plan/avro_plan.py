@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import posixpath
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -74,6 +73,9 @@ class InputSlice:
     file_id: str
     base_file: str | None  # path without scheme
     log_files: tuple[str, ...] = ()
+    # the paths as the plan stores them (``file:/...``): the validator checks their scheme and authority
+    base_file_uri: str | None = None
+    log_file_uris: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,10 +113,11 @@ def read_plan(storage: Storage, instant_time: str, record: dict, *, source: str)
                 raise PlanError(f"{source}: group {index} has a slice without fileId")
             partition = info.get("partitionPath") or ""
             data = info.get("dataFilePath") or None
+            logs = tuple(info.get("deltaFilePaths") or [])
             slices.append(InputSlice(
                 partition, info["fileId"],
                 storage.strip_scheme(data) if data else None,
-                tuple(storage.strip_scheme(p) for p in info.get("deltaFilePaths") or []),
+                tuple(storage.strip_scheme(p) for p in logs), data, logs,
             ))  # fmt: skip
         if not slices:
             raise PlanError(f"{source}: group {index} has no slices")
@@ -132,6 +135,3 @@ def read_plan(storage: Storage, instant_time: str, record: dict, *, source: str)
         plan.get("preserveHoodieMetadata") is not False,
     )  # fmt: skip
 
-
-def relative_to_table(storage: Storage, path: str) -> str:
-    return posixpath.relpath(path, storage.base)

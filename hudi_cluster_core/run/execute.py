@@ -10,6 +10,7 @@ from ..failpoints import failpoint
 from ..io.base_file import ParquetOptions
 from ..plan.avro_plan import StoredPlan, read_plan
 from ..plan.schedule import SORT_COLUMNS_KEY, check_sort_columns, strategy_params
+from ..plan.validate import validate_plan
 from ..plugins import StrategyRegistry
 from ..table import HudiTable, State
 from .commit import commit_clustering
@@ -46,7 +47,10 @@ def load_stored_plan(table: HudiTable, instant_time: str) -> StoredPlan:
     if record is None:
         raise PlanError(f"instant {instant_time} ({instant.file_name}) is not a pending clustering plan")
     requested = table.timeline.requested_file(instant_time)
-    return read_plan(table.storage, instant_time, record, source=table.timeline.path_of(requested.file_name))
+    source = table.timeline.path_of(requested.file_name)
+    plan = read_plan(table.storage, instant_time, record, source=source)
+    validate_plan(table, plan, source)  # before anything is written: a plan's paths must stay inside the table
+    return plan
 
 
 def build_tasks(table: HudiTable, plan: StoredPlan, config, registry: StrategyRegistry) -> list[GroupTask]:
