@@ -1,8 +1,14 @@
 """File-system view: file groups and their latest slices, as Apache Hudi and hudi-rs see them.
 
-A base or log file counts only once its instant completed. Slices are keyed by base instant; on v8+ a log file
-joins the slice with the largest base instant at or before its deltacommit's completion time, on v6 the slice
-whose base instant its name carries. File groups named in a completed replacecommit are hidden.
+A base or log file counts once its instant completed. The active timeline is only the recent part of the history:
+archival moves older instants to the archive (``archive.py``), so a file whose instant is on no state of the active
+timeline and older than its first completed write is committed too (Hudi's ``containsOrBeforeTimelineStarts``,
+format notes 15.1 item 4). Files of instants pending on the active timeline never count.
+
+Slices are keyed by base instant; on v8+ a log file joins the slice with the largest base instant at or before its
+deltacommit's completion time (its own instant when that deltacommit was archived), on v6 the slice whose base
+instant its name carries. File groups named in a completed replacecommit of the active timeline are hidden: Hudi
+archives a replacecommit only after a clean removed the files it replaced.
 """
 
 from __future__ import annotations
@@ -80,6 +86,25 @@ class FileSystemView:
         return {i.time: (i.completion_time or i.time) for i in self.timeline.completed()}
 
     @cached_property
+    def _active_times(self) -> frozenset[str]:
+        """Requested times of every instant on the active timeline, in any state and action."""
+        return frozenset(i.time for i in self.timeline.instants)
+
+    @cached_property
+    def _timeline_start(self) -> str | None:
+        """The first completed write of the active timeline: anything older and absent was archived."""
+        writes = self.timeline.completed()
+        return writes[0].time if writes else None
+
+    def is_committed(self, instant_time: str) -> bool:
+        """Whether files written by ``instant_time`` are part of the table (completed, or archived)."""
+        if instant_time in self._completion_times:
+            return True
+        if instant_time in self._active_times:
+            return False  # pending (or not a write): its files are uncommitted
+        return self._timeline_start is not None and instant_time < self._timeline_start
+
+    @cached_property
     def _listing(self) -> dict[str, list]:
         """Partition path -> files in it, from one recursive listing."""
         by_dir: dict[str, list] = defaultdict(list)
@@ -103,22 +128,26 @@ class FileSystemView:
         return sorted(self._listing)
 
     def _group_files(self, partition: str) -> dict[str, _GroupFiles]:
-        completed = self._completion_times
         extension = self.config.base_file_extension
+        # v6 log names carry the base instant, not the writer's: their base file decides whether they count
+        logs_by_writer = self.timeline.layout_version >= 2
         groups: dict[str, _GroupFiles] = defaultdict(_GroupFiles)
         for entry in self._listing.get(partition, []):
             if entry.name.endswith(extension):
                 base = parse_base_file(entry.name, entry.size)
-                if base and base.instant in completed:
+                if base and self.is_committed(base.instant):
                     groups[base.file_id].bases[base.instant] = base
             elif entry.name.startswith(".") and ".log." in entry.name:
                 log = parse_log_file(entry.name, entry.size)
-                if log and (self.timeline.layout_version < 2 or log.instant in completed):
+                if log and (not logs_by_writer or self.is_committed(log.instant)):
                     groups[log.file_id].logs.append(log)
         return groups
 
     def _slices(self, partition: str, file_id: str, files: _GroupFiles) -> dict[str, FileSlice]:
-        """Logs in write order; each joins the latest slice (base-started or log-started) at or before it."""
+        """Logs in write order; each joins the latest slice (base-started or log-started) at or before it.
+
+        A v8+ log of an archived deltacommit has no completion time here; its own instant stands in for it.
+        """
         keys = set(files.bases)
         logs_by_key: dict[str, list[LogFile]] = defaultdict(list)
         for log in sorted(files.logs, key=lambda l: (l.instant, l.version, l.write_token)):
