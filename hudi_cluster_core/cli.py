@@ -3,30 +3,60 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
 import sys
 
-from .errors import HudiClusterError
+from .errors import ConfigError, HudiClusterError
 from .failpoints import arm_driver
 
 
+# HoodieClusteringJob's modes, matched case-insensitively as it does (``toLowerCase()``); values are what api.cluster takes
+RUN_MODES = {
+    "schedule": "schedule", "execute": "execute", "scheduleandexecute": "scheduleAndExecute",
+    "purge_pending_instant": "purge_pending_instant",
+}  # fmt: skip
+# flags HoodieClusteringJob has that mean nothing here: accepted so its command lines work, with a warning each
+IGNORED_RUN_FLAGS = {
+    "spark_memory": "--spark-memory is accepted for HoodieClusteringJob compatibility and ignored; set memory with spark-submit",
+    "retry": "--retry is accepted for HoodieClusteringJob compatibility and ignored; re-run a failed clustering with "
+             "--retry-last-failed-clustering-job",
+    "table_name": "--table-name is accepted for HoodieClusteringJob compatibility and ignored; "
+                  "the table's name is read from its hoodie.properties",
+}  # fmt: skip
+
+
 def _add_run(sub) -> None:
+    """HoodieClusteringJob's flags, with its short forms (``-sp``, ``-m``...: one dash, several letters)."""
     run = sub.add_parser("run", help="schedule and/or execute clustering (flags of Hudi's HoodieClusteringJob)")
-    run.add_argument("--base-path", required=True)
-    run.add_argument("--mode", default="scheduleAndExecute", choices=["schedule", "execute", "scheduleAndExecute"])
-    run.add_argument("--instant-time")
+    run.add_argument("-sp", "--base-path", required=True)
+    run.add_argument("-m", "--mode", help="schedule | execute | scheduleAndExecute | purge_pending_instant (any case); "
+                                          "default: schedule with --schedule, else execute")  # fmt: skip
+    run.add_argument("-sc", "--schedule", action="store_true", help="without --mode: schedule (HoodieClusteringJob's old flag)")
+    run.add_argument("-it", "--instant-time")
     run.add_argument("--props", help="a Hudi properties file (e.g. clusteringjob.properties)")
     run.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE")
-    run.add_argument("--parallelism", type=int)
-    run.add_argument("--spark-master")
-    run.add_argument("--spark-memory", help="accepted for HoodieClusteringJob compatibility; set memory via spark-submit")
-    run.add_argument("--retry", type=int, default=0, help="accepted for HoodieClusteringJob compatibility")
-    run.add_argument("--table-name", help="accepted for HoodieClusteringJob compatibility")
-    run.add_argument("--retry-last-failed-clustering-job", action="store_true")
-    run.add_argument("--job-max-processing-time-ms", type=int, default=0)
+    run.add_argument("-pl", "--parallelism", type=int)
+    run.add_argument("-ms", "--spark-master")
+    run.add_argument("-sm", "--spark-memory", help="accepted for HoodieClusteringJob compatibility, ignored")
+    run.add_argument("-rt", "--retry", type=int, help="accepted for HoodieClusteringJob compatibility, ignored")
+    run.add_argument("-tn", "--table-name", help="accepted for HoodieClusteringJob compatibility, ignored")
+    run.add_argument("-rc", "--retry-last-failed-clustering-job", action="store_true")
+    run.add_argument("-jt", "--job-max-processing-time-ms", type=int, default=0)
     run.add_argument("--dry-run", action="store_true", help="print the plan and its effect; write nothing")
     run.add_argument("--json", action="store_true")
+
+
+def run_mode(mode: str | None, schedule_flag: bool) -> str:
+    """The api.cluster mode for ``--mode``/``--schedule``, as HoodieClusteringJob resolves them."""
+    if mode is None:
+        return "schedule" if schedule_flag else "execute"
+    canonical = RUN_MODES.get(mode.lower())
+    if canonical is None:
+        accepted = ", ".join(dict.fromkeys(RUN_MODES.values()))
+        raise ConfigError(f"--mode {mode!r}: accepted (any case): {accepted}")
+    return canonical
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,8 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_show(args) -> int:
     from .show import table_layout, table_summary
     from .table import load_table
+    from .table.checks import check_timeline
 
     table = load_table(args.base_path)
+    check_timeline(table)
     print(json.dumps(table_layout(table), indent=2) if args.json else table_summary(table))
     return 0
 
@@ -91,9 +123,20 @@ def _cmd_plugins(args) -> int:
 
 def _cmd_run(args) -> int:
     from .api import cluster
+    from .table import load_table
+    from .table.checks import check_timeline, check_writable
 
+    mode = run_mode(args.mode, args.schedule)
+    for flag, warning in IGNORED_RUN_FLAGS.items():
+        if getattr(args, flag) is not None:
+            print(f"hudi-cluster: warning: {warning}", file=sys.stderr)
+    table = load_table(args.base_path)
+    # a plan being purged may be the unreadable file: purging must not depend on decoding it
+    check_timeline(table, plans=mode != "purge_pending_instant")
+    if not args.dry_run:
+        check_writable(table)
     result = cluster(
-        args.base_path, args.mode, instant_time=args.instant_time, props_file=args.props,
+        args.base_path, mode, instant_time=args.instant_time, props_file=args.props,
         hoodie_conf=args.hoodie_conf, parallelism=args.parallelism, spark_master=args.spark_master,
         retry_last_failed_clustering_job=args.retry_last_failed_clustering_job,
         job_max_processing_time_ms=args.job_max_processing_time_ms, dry_run=args.dry_run,
@@ -149,6 +192,17 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `hudi-cluster plugins --json | head`: the reader left, nothing is wrong
         sys.stderr.close()
         return 0
+    except OSError as exc:  # after BrokenPipeError, which is one too
+        if not _is_permission_problem(exc):
+            raise
+        # a file the up-front checks could not foresee (a partition directory, another scheme's store)
+        reason = " ".join(str(exc).split())
+        print(f"hudi-cluster: error: {reason} (run as a user who may read and write these files)", file=sys.stderr)
+        return HudiClusterError.exit_code
+
+
+def _is_permission_problem(exc: OSError) -> bool:
+    return isinstance(exc, PermissionError) or exc.errno == errno.EROFS
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ def run(capsys, *args):
 
 def test_dry_run_prints_the_plan_and_writes_nothing(table, capsys):
     before = tree_digest(table)
-    code, out, _ = run(capsys, "--base-path", table, "--dry-run", "--json", "--hoodie-conf", SORT)
+    code, out, _ = run(capsys, "--base-path", table, "--mode", "scheduleAndExecute", "--dry-run", "--json", "--hoodie-conf", SORT)
     assert code == 0 and tree_digest(table) == before
     result = json.loads(out)
     assert set(result) >= {"instant_time", "mode", "dry_run", "input_file_groups", "output_files", "bytes_rewritten", "groups"}
@@ -51,7 +51,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing(table, capsys):
     assert result["dry_run"] is True and result["input_file_groups"] == len(slices) and result["output_files"] >= 1
     assert {p["partition"] for p in result["partitions"]} == {s.partition for s in slices}
     assert sum(g["input_bytes"] for g in result["groups"]) == result["bytes_rewritten"] > 0
-    code, text, _ = run(capsys, "--base-path", table, "--dry-run", "--hoodie-conf", SORT)
+    code, text, _ = run(capsys, "--base-path", table, "--mode", "scheduleAndExecute", "--dry-run", "--hoodie-conf", SORT)
     assert code == 0 and "files " in text and " -> " in text and "dry run" in text
 
 
@@ -89,14 +89,14 @@ def test_clusteringjob_properties_file_works_as_is(table, tmp_path, capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--hoodie-conf", "hoodie.clustering.plan.strategy.small.file.limt=10"], "did you mean 'hoodie.clustering.plan.strategy.small.file.limit'"),
-        (["--hoodie-conf", "hoodie.clustering.plan.strategy.max.num.groups=-1"], "accepted: an integer from 0"),
-        (["--hoodie-conf", "hoodie.clustering.plan.partition.filter.mode=FOO"], "NONE, RECENT_DAYS, SELECTED_PARTITIONS, DAY_ROLLING"),
-        (["--hoodie-conf", "hoodie.clustering.plan.strategy.class=size-basd"], "did you mean 'size-based'"),
-        (["--hoodie-conf", "hoodie.clustering.plan.strategy.sort.columns=c_int,nope"], "nope not in the table; columns: id, ts"),
-        (["--props", "/nonexistent/clusteringjob.properties"], "/nonexistent/clusteringjob.properties"),
+        (["--mode", "scheduleAndExecute", "--hoodie-conf", "hoodie.clustering.plan.strategy.small.file.limt=10"], "did you mean 'hoodie.clustering.plan.strategy.small.file.limit'"),
+        (["--mode", "scheduleAndExecute", "--hoodie-conf", "hoodie.clustering.plan.strategy.max.num.groups=-1"], "accepted: an integer from 0"),
+        (["--mode", "scheduleAndExecute", "--hoodie-conf", "hoodie.clustering.plan.partition.filter.mode=FOO"], "NONE, RECENT_DAYS, SELECTED_PARTITIONS, DAY_ROLLING"),
+        (["--mode", "scheduleAndExecute", "--hoodie-conf", "hoodie.clustering.plan.strategy.class=size-basd"], "did you mean 'size-based'"),
+        (["--mode", "scheduleAndExecute", "--hoodie-conf", "hoodie.clustering.plan.strategy.sort.columns=c_int,nope"], "nope not in the table; columns: id, ts"),
+        (["--mode", "scheduleAndExecute", "--props", "/nonexistent/clusteringjob.properties"], "/nonexistent/clusteringjob.properties"),
         (["--mode", "execute", "--instant-time", "20200101000000000"], "no instant 20200101000000000"),
-        (["--instant-time", "2020"], "17 digits"),
+        (["--mode", "scheduleAndExecute", "--instant-time", "2020"], "17 digits"),
     ],
 )  # fmt: skip
 def test_bad_input_one_clear_error_and_table_untouched(table, capsys, args, message):
@@ -108,5 +108,5 @@ def test_bad_input_one_clear_error_and_table_untouched(table, capsys, args, mess
 
 
 def test_not_a_table(tmp_path, capsys):
-    code, _, err = run(capsys, "--base-path", str(tmp_path))
+    code, _, err = run(capsys, "--base-path", str(tmp_path), "--mode", "scheduleAndExecute")
     assert code == 2 and "is not a Hudi table" in err

@@ -25,7 +25,7 @@ def test_uninstall_removes_a_family_and_install_brings_it_back(tmp_path):
     subprocess.run([*PIP, "uninstall", "-y", "hudi-cluster-commit-time"], check=True)
     try:
         assert "hudi-cluster-commit-time" not in listed_distributions()
-        missing = cli("run", "--base-path", str(tmp_path), "--hoodie-conf", "hoodie.clustering.plan.strategy.class=commit-time")
+        missing = cli("run", "--base-path", str(tmp_path), "--mode", "scheduleAndExecute", "--hoodie-conf", "hoodie.clustering.plan.strategy.class=commit-time")
         # the table path is checked after the strategy: either way one clear line, exit 2
         assert missing.returncode == 2 and "Traceback" not in missing.stderr
         from hudi_cluster_core.errors import PluginError

@@ -27,7 +27,7 @@ def test_spark_submit_runs_the_clustering_job(tmp_path):
     done = subprocess.run(
         [str(spark_submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
          "--conf", "spark.app.name=submitted-by-test", str(REPO / "bin" / "hudi-cluster-submit.py"), "run",
-         "--base-path", base, "--json"],
+         "--base-path", base, "--mode", "scheduleAndExecute", "--json"],
         capture_output=True, text=True, env=env, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]

@@ -70,7 +70,8 @@ class _Checker:
         accepted = f"accepted: a {kind} of file group {input_slice.file_id!r} directly in {directory}"
         bad = f"{kind} path {uri!r}"
         if not self._same_filesystem(uri):
-            raise self.fail(where, f"{bad} is not on the table's filesystem ({self.storage.base_uri}); {accepted}")
+            table_uri = self.storage.qualified(self.storage.base) if self.storage.scheme == "file" else self.storage.base_uri
+            raise self.fail(where, f"{bad} is not on the table's filesystem ({table_uri}); {accepted}")
         if "\\" in stripped or posixpath.normpath(stripped) != stripped:
             raise self.fail(where, f"{bad} is not a normalised path; {accepted}")
         parent, name = posixpath.split(stripped)
