@@ -66,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="a table's file groups and table services")
     show.add_argument("base_path")
     show.add_argument("--json", action="store_true")
+    show.add_argument("--archived", action="store_true", help="also list completed clustering from the archived timeline")
     plugins = sub.add_parser("plugins", help="installed strategy plugins and the hooks they implement")
     plugins.add_argument("--json", action="store_true")
     _add_run(sub)
@@ -93,7 +94,8 @@ def _cmd_show(args) -> int:
 
     table = load_table(args.base_path)
     check_timeline(table)
-    print(json.dumps(table_layout(table), indent=2) if args.json else table_summary(table))
+    archived = args.archived
+    print(json.dumps(table_layout(table, archived=archived), indent=2) if args.json else table_summary(table, archived=archived))
     return 0
 
 

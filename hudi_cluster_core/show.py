@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections import Counter
 
 from .table import HudiTable
+from .table.archive import load_archived_timeline
 
 _BUCKETS = ((1 << 20, "< 1 MiB"), (16 << 20, "1-16 MiB"), (128 << 20, "16-128 MiB"), (512 << 20, "128-512 MiB"))
 
 
-def table_layout(table: HudiTable) -> dict:
+def table_layout(table: HudiTable, *, archived: bool = False) -> dict:
+    """The JSON contract of ``show --json``; ``archived`` adds ``archived_completed_clustering`` (and only then
+    reads the archive, which can be much larger than the active timeline)."""
     view = table.view()
     timeline = table.timeline
-    return {
+    layout = {
         "table_name": table.config.name,
         "table_type": table.config.table_type,
         "table_version": table.config.version,
@@ -20,6 +23,18 @@ def table_layout(table: HudiTable) -> dict:
         "pending_clustering": [i.time for i in timeline.pending_clustering],
         "completed_clustering": [i.time for i in timeline.completed_clustering],
     }
+    if archived:
+        layout["archived_completed_clustering"] = archived_completed_clustering(table)
+    return layout
+
+
+def archived_completed_clustering(table: HudiTable) -> list[str]:
+    """Requested times of the completed clusterings archival moved out of the active timeline, oldest first."""
+    archive = load_archived_timeline(table.storage, table.config)
+    # an archival that stopped between writing the archive and deleting the active files leaves an instant in
+    # both; it is listed once, under completed_clustering
+    active = {i.time for i in table.timeline.instants}
+    return [i.time for i in archive.completed_clustering if i.time not in active]
 
 
 def _size_bucket(size: int) -> str:
@@ -34,7 +49,7 @@ def human_size(size: float) -> str:
     return f"{size:.1f} TiB"
 
 
-def table_summary(table: HudiTable) -> str:
+def table_summary(table: HudiTable, *, archived: bool = False) -> str:
     view = table.view()
     slices = view.latest_file_slices()
     config = table.config
@@ -60,4 +75,6 @@ def table_summary(table: HudiTable) -> str:
     lines.append("pending table services: " + (", ".join(f"{i.time} {i.action} ({i.state.name.lower()})" for i in pending) or "none"))
     done = table.timeline.completed_clustering
     lines.append("completed clustering: " + (", ".join(i.time for i in done) or "none"))
+    if archived:
+        lines.append("archived completed clustering: " + (", ".join(archived_completed_clustering(table)) or "none"))
     return "\n".join(lines)
