@@ -9,15 +9,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from .errors import ConfigError, PlanError
+from .errors import ConfigError, HudiClusterError, Interrupted, PlanError, RunFailed
 from .plan.avro_plan import StoredPlan
 from .plan.schedule import schedule
 from .plugins import StrategyRegistry, default_registry
+from .run.recovery import Ownership, claim, free_pending, recover
 from .table import HudiTable, State, load_table
+from .table.ownership import timeline_lock
 
 log = logging.getLogger(__name__)
-Mode = Literal["schedule", "execute", "scheduleAndExecute"]
-MODES = ("schedule", "execute", "scheduleAndExecute")
+Mode = Literal["schedule", "execute", "scheduleAndExecute", "purge_pending_instant"]
+MODES = ("schedule", "execute", "scheduleAndExecute", "purge_pending_instant")
 
 
 @dataclass(frozen=True)
@@ -76,10 +78,6 @@ def _plan_groups_json(plan: StoredPlan, table: HudiTable) -> list[dict]:
     ]  # fmt: skip
 
 
-def _pending_clustering(table: HudiTable) -> list:
-    return list(table.timeline.pending_clustering)
-
-
 def _age_ms(instant_time: str) -> float:
     started = dt.datetime.strptime(instant_time[:14], "%Y%m%d%H%M%S")
     return (dt.datetime.now() - started).total_seconds() * 1000
@@ -99,49 +97,61 @@ def cluster(
     retry_last_failed_clustering_job: bool = False,
     job_max_processing_time_ms: int = 0,
     dry_run: bool = False,
+    keep_failed_plan: bool = False,
     registry: StrategyRegistry | None = None,
 ) -> ClusterResult:
     """Schedule and/or execute clustering on the Hudi table at ``base_path``.
 
     ``options`` are Hudi keys (``hoodie.clustering.*``...) and take precedence over ``hoodie_conf`` entries,
     which take precedence over ``props_file``, as in Hudi. Raises :class:`~hudi_cluster_core.errors.HudiClusterError`
-    on bad input, before anything is written.
+    on bad input, before anything is written. A run that fails once it started rolls its instant back before it
+    raises (``keep_failed_plan`` keeps the plan for a retry); instants other live runs own are never touched.
     """
     from .config import load_config
 
-    if mode not in MODES:
-        raise ConfigError(f"--mode {mode!r}: accepted: {', '.join(MODES)}")
+    mode = _canonical_mode(mode)
     registry = registry or default_registry()  # first: plugins' params models declare their own keys
     config = load_config(props_file, list(hoodie_conf), dict(options or {}))
     table = load_table(base_path)
+    ownership = Ownership.from_config(config)
+    if mode == "purge_pending_instant":
+        return _purge(table, instant_time, ownership, dry_run)
     rolled_back: list[str] = []
-    target: str | None = None
+    if mode != "schedule" and not dry_run:
+        rolled_back = recover(table, ownership, keep_plans=retry_last_failed_clustering_job)
+        table = table.reload()
 
-    if mode in ("execute", "scheduleAndExecute"):
-        pending = _pending_clustering(table)
-        if mode == "execute":
-            target = instant_time or (pending[0].time if pending else None)
-            if target is None:
-                return ClusterResult(None, mode, dry_run, message="no pending clustering to execute")
-        elif retry_last_failed_clustering_job:
-            stale = [i for i in pending if _age_ms(i.time) >= job_max_processing_time_ms]
-            target = stale[0].time if stale else None
-        elif not dry_run:
-            for instant in pending:
-                if instant.state is State.INFLIGHT:
-                    from .run.rollback import rollback_clustering
+    heartbeat, target = None, None
+    if mode == "execute":
+        target = instant_time or next((i.time for i in free_pending(table, ownership)), None)
+        if target is None:
+            return ClusterResult(None, mode, dry_run, rolled_back=tuple(rolled_back),
+                                 message="no pending clustering to execute")  # fmt: skip
+        plan = _load(table, target)  # validated before anything is written
+        heartbeat = None if dry_run else claim(table, target, ownership)
+    elif mode == "scheduleAndExecute":
+        free = free_pending(table, ownership)
+        if retry_last_failed_clustering_job:
+            candidates = [i for i in free if _age_ms(i.time) >= job_max_processing_time_ms]
+        else:  # a plan scheduled earlier and never started is work to do, not a failure: run it first
+            candidates = [i for i in free if i.state is State.REQUESTED]
+        for candidate in candidates:
+            plan = _load(table, candidate.time)
+            if dry_run:
+                target = candidate.time
+                break
+            try:
+                heartbeat, target = claim(table, candidate.time, ownership), candidate.time
+                break
+            except PlanError as busy:  # taken or finished by another run since we looked
+                log.info("%s", busy)
 
-                    log.info("rolling back failed clustering %s (use --retry-last-failed-clustering-job to re-run it)", instant.time)
-                    rollback_clustering(table, instant.time, keep_plan=False)
-                    rolled_back.append(instant.time)
+    if target is None:
+        with timeline_lock(table.storage, ownership.wait_ms):  # plan and write it as one step: no two plans overlap
             table = table.reload()
-        if target is None and mode == "scheduleAndExecute":
-            # a plan scheduled earlier and never started is work to do, not a failure: run it before planning anew
-            requested = [i for i in _pending_clustering(table) if i.state is State.REQUESTED]
-            target = requested[0].time if requested else None
-
-    if target is None and mode in ("schedule", "scheduleAndExecute"):
-        scheduled = schedule(table, config, registry, instant_time=instant_time, dry_run=dry_run or False)
+            scheduled = schedule(table, config, registry, instant_time=instant_time, dry_run=dry_run)
+            if scheduled is not None and scheduled.written and mode == "scheduleAndExecute":
+                heartbeat = ownership.heartbeat(table, scheduled.instant_time).start()
         if scheduled is None:
             return ClusterResult(None, mode, dry_run, rolled_back=tuple(rolled_back), message="nothing to cluster")
         target = scheduled.instant_time
@@ -151,18 +161,38 @@ def cluster(
             plan = read_plan(table.storage, target, scheduled.record, source="<dry-run plan>")
             return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written")
         table = table.reload()
+        plan = _load(table, target)
         if mode == "schedule":
-            return _plan_result(table, _load(table, target), mode, False, rolled_back, "scheduled")
+            return _plan_result(table, plan, mode, False, rolled_back, "scheduled")
 
-    plan = _load(table, target)
-    if dry_run:
-        return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written")
+    try:
+        if dry_run:
+            return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written")
+        return _execute(table, plan, config, registry, spark, spark_master, parallelism, heartbeat, rolled_back, mode)
+    except BaseException as failure:
+        if heartbeat is None:
+            raise
+        _roll_back_failed(table, target, heartbeat, ownership, failure, keep_plan=keep_failed_plan)
+        raise  # not reached: _roll_back_failed raises
+    finally:
+        if heartbeat is not None:
+            heartbeat.stop()
+
+
+def _canonical_mode(mode: str) -> str:
+    canonical = {m.lower(): m for m in MODES}.get(str(mode).lower())
+    if canonical is None:
+        raise ConfigError(f"--mode {mode!r}: accepted: {', '.join(MODES)} (any case)")
+    return canonical
+
+
+def _execute(table, plan, config, registry, spark, spark_master, parallelism, heartbeat, rolled_back, mode):
     from .run.execute import execute_plan
     from .run.spark import get_spark
 
     spark = spark or get_spark(spark_master)
     slots = parallelism or int(spark.sparkContext.defaultParallelism)
-    name, outcomes = execute_plan(table, plan, config, registry, spark, parallelism=max(1, slots))
+    name, outcomes = execute_plan(table, plan, config, registry, spark, parallelism=max(1, slots), heartbeat=heartbeat)
     groups = [o.to_json() for o in outcomes]
     effects = tuple(
         PartitionEffect(p, sum(len(o.input_file_ids) for o in outcomes if o.partition == p),
@@ -171,9 +201,57 @@ def cluster(
         for p in sorted({o.partition for o in outcomes})
     )  # fmt: skip
     return ClusterResult(
-        target, mode, False, sum(len(o.input_file_ids) for o in outcomes), sum(len(o.output_files) for o in outcomes),
-        sum(o.input_bytes for o in outcomes), tuple(groups), effects, tuple(rolled_back), name, "completed",
+        plan.instant_time, mode, False, sum(len(o.input_file_ids) for o in outcomes),
+        sum(len(o.output_files) for o in outcomes), sum(o.input_bytes for o in outcomes), tuple(groups), effects,
+        tuple(rolled_back), name, "completed",
     )  # fmt: skip
+
+
+def _roll_back_failed(table, instant_time, heartbeat, ownership, failure: BaseException, *, keep_plan: bool):
+    """A run that fails with an error it can see rolls its own instant back before it exits, and says so."""
+    from .run.rollback import rollback_clustering
+
+    note = "kept for --retry-last-failed-clustering-job" if keep_plan else "its plan dropped"
+    done = f"clustering {instant_time} rolled back ({note})"
+    if not heartbeat.still_owned():
+        done = f"clustering {instant_time} left to the run that took it over"
+    else:
+        try:
+            rollback_clustering(table, instant_time, keep_plan=keep_plan, wait_ms=ownership.wait_ms)
+        except PlanError as exc:  # completed after all (e.g. failed after the commit file): nothing to undo
+            done = str(exc)
+        except BaseException as exc:  # noqa: BLE001 - say so; the next run recovers it
+            log.debug("rollback of %s failed", instant_time, exc_info=True)
+            done = f"clustering {instant_time} not rolled back ({exc}); the next run will"
+    if isinstance(failure, KeyboardInterrupt):
+        raise Interrupted(f"interrupted: {done}") from None
+    if isinstance(failure, HudiClusterError):
+        error = type(failure)(f"{failure}; {done}")
+        error.exit_code = failure.exit_code
+        raise error from None
+    log.debug("clustering %s failed", instant_time, exc_info=failure)
+    text = (str(failure).strip().splitlines() or [type(failure).__name__])[-1]
+    raise RunFailed(f"clustering {instant_time} failed: {type(failure).__name__}: {text[:500]}; {done}") from None
+
+
+def _purge(table: HudiTable, instant_time: str | None, ownership: Ownership, dry_run: bool) -> ClusterResult:
+    """``--mode purge_pending_instant``: remove a pending clustering plan (and its partial files) on request."""
+    from .run.rollback import rollback_clustering
+
+    pending = [i.time for i in table.timeline.pending_clustering]
+    if not instant_time:
+        raise ConfigError(
+            "--mode purge_pending_instant needs --instant-time; pending clustering: " + (", ".join(pending) or "none")
+        )
+    if dry_run:
+        return ClusterResult(instant_time, "purge_pending_instant", True, message="dry run: nothing written")
+    heartbeat = claim(table, instant_time, ownership)
+    try:
+        rollback = rollback_clustering(table, instant_time, keep_plan=False, wait_ms=ownership.wait_ms)
+    finally:
+        heartbeat.stop()
+    return ClusterResult(instant_time, "purge_pending_instant", False, rolled_back=(instant_time,),
+                         message=f"purged (rollback {rollback})")  # fmt: skip
 
 
 def _load(table: HudiTable, instant_time: str) -> StoredPlan:

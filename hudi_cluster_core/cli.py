@@ -6,6 +6,7 @@ import argparse
 import errno
 import json
 import logging
+import signal
 import sys
 
 from .errors import ConfigError, HudiClusterError
@@ -45,6 +46,9 @@ def _add_run(sub) -> None:
     run.add_argument("-rc", "--retry-last-failed-clustering-job", action="store_true")
     run.add_argument("-jt", "--job-max-processing-time-ms", type=int, default=0)
     run.add_argument("--dry-run", action="store_true", help="print the plan and its effect; write nothing")
+    run.add_argument("--keep-failed-plan", action="store_true",
+                     help="if the run fails, keep its plan pending for --retry-last-failed-clustering-job "
+                          "(default: roll it back, so it blocks no writer)")  # fmt: skip
     run.add_argument("--json", action="store_true")
 
 
@@ -142,6 +146,7 @@ def _cmd_run(args) -> int:
         hoodie_conf=args.hoodie_conf, parallelism=args.parallelism, spark_master=args.spark_master,
         retry_last_failed_clustering_job=args.retry_last_failed_clustering_job,
         job_max_processing_time_ms=args.job_max_processing_time_ms, dry_run=args.dry_run,
+        keep_failed_plan=args.keep_failed_plan,
     )  # fmt: skip
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
@@ -184,13 +189,17 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )  # fmt: skip
-    logging.getLogger("py4j").setLevel(logging.WARNING)
+    logging.getLogger("py4j").setLevel(logging.CRITICAL)  # a cancelled job's Py4J noise; we say it in one line
     arm_driver()
+    previous = _install(signal.SIGTERM, _terminate)
     try:
         return COMMANDS[args.command](args)
     except HudiClusterError as exc:
         print(f"hudi-cluster: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except KeyboardInterrupt:  # before or after a run owned an instant: nothing of ours is pending
+        print("hudi-cluster: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # `hudi-cluster plugins --json | head`: the reader left, nothing is wrong
         sys.stderr.close()
         return 0
@@ -201,6 +210,26 @@ def main(argv: list[str] | None = None) -> int:
         reason = " ".join(str(exc).split())
         print(f"hudi-cluster: error: {reason} (run as a user who may read and write these files)", file=sys.stderr)
         return HudiClusterError.exit_code
+    finally:
+        if previous is not None:
+            _install(signal.SIGTERM, previous)
+
+
+def _install(signum, handler):
+    try:
+        return signal.signal(signum, handler)
+    except ValueError:  # not the main thread (an embedding application): leave its handlers alone
+        return None
+
+
+def _terminate(signum, frame) -> None:
+    """SIGTERM stops a run as Ctrl-C does: Spark's jobs are cancelled and the run rolls its instant back."""
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    if context is not None:
+        context.cancelAllJobs()
+    raise KeyboardInterrupt("terminated")
 
 
 def _is_permission_problem(exc: OSError) -> bool:

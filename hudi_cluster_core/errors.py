@@ -28,3 +28,15 @@ class PlanError(HudiClusterError):
 
 class PluginError(HudiClusterError):
     """A strategy name does not resolve to an installed plugin, or a plugin misbehaves."""
+
+
+class RunFailed(HudiClusterError):
+    """A clustering failed while it ran (not because of its input); its instant was rolled back."""
+
+    exit_code = 1
+
+
+class Interrupted(HudiClusterError):
+    """Ctrl-C or SIGTERM stopped a run; its instant was rolled back."""
+
+    exit_code = 130

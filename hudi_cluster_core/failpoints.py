@@ -2,19 +2,27 @@
 
 The driver exports its pid as ``HUDI_CLUSTER_FAILPOINT_PID`` on first use so that a failpoint reached inside a
 Spark task (a Python worker, whose environment is inherited) kills the driver, as a lost machine would.
-Without the variable every call is a dictionary lookup and nothing else.
+``HUDI_CLUSTER_PAUSE=<name>=<seconds>`` sleeps there instead, so a test can start a second run while the first
+is held mid-way. Without the variables every call is two dictionary lookups and nothing else.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 
 ENV = "HUDI_CLUSTER_FAILPOINT"
 PID_ENV = "HUDI_CLUSTER_FAILPOINT_PID"
+PAUSE_ENV = "HUDI_CLUSTER_PAUSE"  # "<point>=<seconds>": sleep there (race tests hold a run mid-way)
 POINTS = (
     "after-requested", "after-inflight", "task-after-first-file", "after-tasks", "before-commit-file",
     "after-commit-file",
+)  # fmt: skip
+# inside a rollback (run/rollback.py), reached when a run recovers an earlier failed one
+ROLLBACK_POINTS = (
+    "rollback-after-requested", "rollback-after-inflight", "rollback-mid-delete",
+    "rollback-after-instant-inflight-deleted", "rollback-before-complete",
 )  # fmt: skip
 
 
@@ -26,3 +34,6 @@ def arm_driver() -> None:
 def failpoint(name: str) -> None:
     if os.environ.get(ENV) == name:
         os.kill(int(os.environ.get(PID_ENV, os.getpid())), signal.SIGKILL)
+    pause = os.environ.get(PAUSE_ENV)
+    if pause and pause.partition("=")[0] == name:
+        time.sleep(float(pause.partition("=")[2] or 5))

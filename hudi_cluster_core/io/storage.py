@@ -7,6 +7,8 @@ writes a hidden temporary name that matches no timeline pattern, then renames it
 
 from __future__ import annotations
 
+import datetime as dt
+import os
 import posixpath
 import uuid
 from dataclasses import dataclass
@@ -90,13 +92,47 @@ class Storage:
         self.write_bytes(temp, data)
         self.fs.move(temp, path)
 
+    def create_exclusive(self, path: str, data: bytes) -> bool:
+        """Make ``path`` appear whole with ``data`` unless it exists; False when it already did.
+
+        Local disk: the bytes go to a temporary file that is then hard-linked to ``path`` (``link`` fails if the
+        name exists, atomically). Other schemes have no such primitive here: existence is checked, then the file
+        written (the object-store conditional PUT belongs to the storage-lock work)."""
+        if self.scheme != "file":
+            if self.exists(path):
+                return False
+            self.write_atomic(path, data)
+            return True
+        directory, name = posixpath.split(path)
+        self.fs.create_dir(directory, recursive=True)
+        temp = posixpath.join(directory, f".{name}.{uuid.uuid4().hex}.tmp")
+        self.write_bytes(temp, data)
+        try:
+            os.link(temp, path)
+            return True
+        except FileExistsError:
+            return False
+        finally:
+            os.unlink(temp)
+
+    def modified_time(self, path: str) -> dt.datetime | None:
+        found = self.fs.get_file_info(path)
+        if found.type == pafs.FileType.NotFound:
+            return None
+        return found.mtime
+
     def delete_file(self, path: str) -> None:
-        if self.exists(path):
+        """Delete ``path`` if it is there (idempotent: a recovery may repeat a delete another run did)."""
+        try:
             self.fs.delete_file(path)
+        except FileNotFoundError:
+            pass
 
     def delete_dir(self, path: str) -> None:
-        if self.exists(path):
+        try:
             self.fs.delete_dir(path)
+        except FileNotFoundError:
+            pass
 
     def mkdirs(self, path: str) -> None:
         self.fs.create_dir(path, recursive=True)

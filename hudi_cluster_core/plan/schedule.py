@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass
 
 from ..avro import encode_avro
-from ..errors import ConfigError, PluginError
+from ..errors import ConfigError, PlanError, PluginError
 from ..failpoints import failpoint
 from ..plugins import StrategyRegistry, call_hook
 from ..table import HudiTable, State
@@ -86,6 +86,20 @@ def _check_groups(strategy, eligible: list, groups: list[PlannedGroup]) -> None:
             raise PluginError(f"plan strategy '{strategy.name}' made an empty group or one with no output files")
 
 
+def _write_requested(table: HudiTable, instant_time: str, data: bytes) -> None:
+    """Create the requested plan only if no instant of that time exists: instant times stay unique even beside a
+    writer that does not take our timeline lock (an Apache Hudi writer picking the same millisecond)."""
+    timeline, storage = table.timeline, table.storage
+    path = timeline.path_of(timeline.clustering_file_name(instant_time, State.REQUESTED))
+    if not storage.create_exclusive(path, data):
+        raise PlanError(f"instant {instant_time} already exists on the timeline ({path}); nothing scheduled")
+    clash = [e.name for e in storage.list(timeline.directory) if e.name.startswith((instant_time + ".", instant_time + "_"))
+             and e.path != path]  # fmt: skip
+    if clash:
+        storage.delete_file(path)
+        raise PlanError(f"instant {instant_time} was taken by another writer ({clash[0]}); nothing scheduled")
+
+
 def schedule(
     table: HudiTable, config, registry: StrategyRegistry, *, instant_time: str | None = None, dry_run: bool = False
 ) -> ScheduledPlan | None:
@@ -116,8 +130,7 @@ def schedule(
     # Hudi 1.x always plans with preserveHoodieMetadata=true: clustered rows keep their commit time.
     record = build_requested_replace_metadata(table.storage, groups, execution_class, params_map, selection.missing)
     if not dry_run:
-        name = table.timeline.clustering_file_name(instant_time, State.REQUESTED)
-        table.storage.write_atomic(table.timeline.path_of(name), encode_avro(record, "HoodieRequestedReplaceMetadata"))
+        _write_requested(table, instant_time, encode_avro(record, "HoodieRequestedReplaceMetadata"))
         failpoint("after-requested")
         log.info("scheduled clustering %s: %d group(s), %d file group(s)", instant_time, len(groups),
                  sum(len(g.slices) for g in groups))  # fmt: skip

@@ -3,6 +3,10 @@
 Order (format notes sections 0 and 3.4): data files are closed; stray files of failed task attempts (they have
 markers but no write stat) are deleted; the metadata table is dropped if present; the completed instant file
 appears atomically; the marker folder goes last. Before the completed file exists no reader sees a new file.
+
+Completing is exclusive: under the timeline lock the run checks that the instant is still pending and that its
+heartbeat is still this run's. A second attempt to complete an instant fails with one line, after deleting the
+files it wrote (they carry ``T`` and would otherwise become visible once ``T`` is complete).
 """
 
 from __future__ import annotations
@@ -12,11 +16,13 @@ import posixpath
 from collections import defaultdict
 
 from ..avro import encode_commit_metadata
+from ..errors import PlanError
 from ..failpoints import failpoint
 from ..plugins import call_hook
 from ..io.base_file import TEMP_DIR
 from ..table import HudiTable, State
 from ..table.metadata_table import drop_metadata_table
+from ..table.ownership import Heartbeat, timeline_lock
 from ..plan.avro_plan import StoredPlan
 
 log = logging.getLogger(__name__)
@@ -43,8 +49,33 @@ def marked_files(table: HudiTable, instant_time: str) -> set[str]:
     return found
 
 
-def commit_clustering(table: HudiTable, plan: StoredPlan, stats: list[dict], execution=None) -> str:
+def commit_clustering(
+    table: HudiTable, plan: StoredPlan, stats: list[dict], execution=None, *, heartbeat: Heartbeat | None = None,
+    wait_ms: int = 60000,
+) -> str:
     """Write the completed replacecommit; returns its file name."""
+    with timeline_lock(table.storage, wait_ms):
+        table = table.reload()
+        _check_still_ours(table, plan.instant_time, stats, heartbeat)
+        return _commit_locked(table, plan, stats, execution)
+
+
+def _check_still_ours(table: HudiTable, instant_time: str, stats: list[dict], heartbeat: Heartbeat | None) -> None:
+    instant = table.timeline.get(instant_time)
+    if instant is not None and instant.state is State.INFLIGHT and (heartbeat is None or heartbeat.still_owned()):
+        return
+    if instant is not None and instant.is_completed:
+        why = f"it was completed by another run ({instant.file_name})"
+    elif instant is None:
+        why = "its instant was rolled back by another run"
+    else:
+        why = "another run took it over after this run's heartbeat expired"
+    for stat in stats:  # ours carry T: once T is complete they would read as duplicates
+        table.storage.delete_file(table.storage.join(stat["path"]))
+    raise PlanError(f"clustering {instant_time} not committed: {why}; the files this run wrote were deleted")
+
+
+def _commit_locked(table: HudiTable, plan: StoredPlan, stats: list[dict], execution=None) -> str:
     storage, timeline = table.storage, table.timeline
     written = {s["path"] for s in stats}
     for stray in sorted(marked_files(table, plan.instant_time) - written):

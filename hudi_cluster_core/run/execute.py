@@ -13,8 +13,9 @@ from ..plan.schedule import SORT_COLUMNS_KEY, check_sort_columns, strategy_param
 from ..plan.validate import validate_plan
 from ..plugins import StrategyRegistry
 from ..table import HudiTable, State
+from ..table.ownership import Heartbeat, timeline_lock
 from .commit import commit_clustering
-from .rollback import rollback_clustering
+from .rollback import pending_rollback_of, rollback_clustering
 from .spark import run_group_tasks
 from .task import GroupTask
 
@@ -69,18 +70,26 @@ def build_tasks(table: HudiTable, plan: StoredPlan, config, registry: StrategyRe
 
 
 def execute_plan(
-    table: HudiTable, plan: StoredPlan, config, registry: StrategyRegistry, spark, *, parallelism: int
+    table: HudiTable, plan: StoredPlan, config, registry: StrategyRegistry, spark, *, parallelism: int,
+    heartbeat: Heartbeat | None = None,
 ) -> tuple[str, list[GroupOutcome]]:
-    """Run every group of ``plan`` and commit; returns the completed file name and per-group outcomes."""
+    """Run every group of ``plan`` and commit; returns the completed file name and per-group outcomes.
+
+    The caller owns the instant (``heartbeat``); a failure propagates and the caller rolls back."""
     tasks = build_tasks(table, plan, config, registry)
-    timeline = table.timeline
-    if timeline.get(plan.instant_time).state is State.INFLIGHT:
-        # a previous run died mid-way: clear its partial files, keep the plan (Hudi's retry path)
-        rollback_clustering(table, plan.instant_time, keep_plan=True)
+    wait_ms = int(config.get("hoodie.write.lock.wait_time_ms"))
+    with timeline_lock(table.storage, wait_ms):
         table = table.reload()
+        instant = table.timeline.get(plan.instant_time)
+        if instant is None or instant.is_completed:
+            raise PlanError(f"clustering {plan.instant_time} is no longer pending; nothing executed")
+        if instant.state is State.INFLIGHT or pending_rollback_of(table, plan.instant_time):
+            # a previous run died mid-way: clear its partial files, keep the plan (Hudi's retry path)
+            rollback_clustering(table, plan.instant_time, keep_plan=True, wait_ms=wait_ms)
+            table = table.reload()
         timeline = table.timeline
-    inflight = timeline.clustering_file_name(plan.instant_time, State.INFLIGHT)
-    table.storage.write_atomic(timeline.path_of(inflight), b"")
+        inflight = timeline.clustering_file_name(plan.instant_time, State.INFLIGHT)
+        table.storage.write_atomic(timeline.path_of(inflight), b"")
     failpoint("after-inflight")
     input_bytes = [task.input_bytes() for task in tasks]
 
@@ -90,7 +99,9 @@ def execute_plan(
     results = run_group_tasks(spark, tasks, parallelism, progress)
     stats = [stat for group_stats in results for stat in group_stats]
     failpoint("after-tasks")
-    name = commit_clustering(table.reload(), plan, stats, tasks[0].strategy if tasks else None)
+    name = commit_clustering(
+        table, plan, stats, tasks[0].strategy if tasks else None, heartbeat=heartbeat, wait_ms=wait_ms
+    )
     outcomes = [
         GroupOutcome(
             group.partition, group.file_ids, input_bytes[i], tuple(s["path"] for s in results[i]),

@@ -1,23 +1,35 @@
-"""Rolling back a failed (inflight) clustering, with Hudi's rollback instant.
+"""Rolling back a clustering that did not complete, with Hudi's rollback instant, in an order a kill can't break.
 
-Partial files of instant T are found from its markers and, as a second net, by their names (any base file
-carrying T is uncommitted while T has no completed file). Deletions happen before T's pending files go, so a
-crash in between leaves them still marked uncommitted (format notes section 10).
+Apache Hudi's order (format notes 10 and 15.6), each step safe to repeat:
 
-Two paths, as Hudi has them: *retry* keeps ``T``'s requested plan and drops only the inflight file, so the same
-plan runs again under T; *abandon* drops requested and inflight, freeing the file groups for a new plan.
+1. ``R.rollback.requested``: the plan, listing every partial file of ``T`` (from its markers and, as a second
+   net, from file names: any base file carrying ``T`` is uncommitted while ``T`` has no completed file);
+2. ``R.rollback.inflight``;
+3. delete the partial files (before ``T``'s pending files go, so a kill in between leaves them uncommitted);
+4. delete ``T``'s inflight file, then (abandon path) its requested plan: never a plan-less inflight instant,
+   which Apache Hudi can't open;
+5. delete ``T``'s marker folder;
+6. the completed rollback ``R.rollback`` / ``R_C.rollback``.
+
+A rollback killed half-way stays pending on the timeline; :func:`resume_rollbacks` finishes it from its own plan.
+*Retry* keeps ``T``'s requested plan so the same plan runs again under ``T``; *abandon* drops it, freeing the
+file groups. The caller owns ``T`` (its heartbeat) and this module takes the timeline lock for the whole rollback.
 """
 
 from __future__ import annotations
 
 import logging
+import posixpath
 import time
 from collections import defaultdict
 
-from ..avro import encode_avro
+from ..avro import decode_avro, encode_avro
+from ..errors import PlanError
+from ..failpoints import failpoint
 from ..io.base_file import TEMP_DIR
-from ..table import HudiTable, State
+from ..table import HudiTable, Instant, State
 from ..table.naming import parse_base_file
+from ..table.ownership import timeline_lock
 from .commit import marked_files
 
 log = logging.getLogger(__name__)
@@ -36,48 +48,106 @@ def partial_files(table: HudiTable, instant_time: str) -> set[str]:
     return found
 
 
-def rollback_clustering(table: HudiTable, instant_time: str, *, keep_plan: bool) -> str:
-    """Roll back pending clustering ``instant_time``; returns the rollback instant time."""
+def _rollback_plan(table: HudiTable, rollback: Instant) -> dict:
+    requested = table.timeline.requested_file(rollback.time)
+    if requested is None:
+        return {}
+    return decode_avro(table.timeline.read(requested), source=table.timeline.path_of(requested.file_name))
+
+
+def pending_rollback_of(table: HudiTable, instant_time: str) -> Instant | None:
+    """A rollback of ``instant_time`` that started and did not complete."""
+    for rollback in table.timeline.pending_rollbacks():
+        target = (_rollback_plan(table, rollback).get("instantToRollback") or {}).get("commitTime")
+        if target == instant_time:
+            return rollback
+    return None
+
+
+def clustering_rollback_targets(table: HudiTable) -> dict[str, Instant]:
+    """Instant time -> pending rollback, for every unfinished rollback of a clustering instant."""
+    targets = {}
+    for rollback in table.timeline.pending_rollbacks():
+        target = _rollback_plan(table, rollback).get("instantToRollback") or {}
+        time_, action = target.get("commitTime"), target.get("action")
+        plan = table.timeline.clustering_plan(time_) if time_ else None
+        if action == "clustering" or plan is not None or (action == "replacecommit" and table.timeline.get(time_) is None):
+            targets[time_] = rollback
+    return targets
+
+
+def rollback_clustering(table: HudiTable, instant_time: str, *, keep_plan: bool, wait_ms: int = 60000) -> str:
+    """Roll back pending clustering ``instant_time`` (or finish its interrupted rollback); returns the rollback
+    instant time. Raises :class:`PlanError` if ``instant_time`` has completed."""
+    with timeline_lock(table.storage, wait_ms):
+        table = table.reload()
+        return _rollback_locked(table, instant_time, keep_plan)
+
+
+def _rollback_locked(table: HudiTable, instant_time: str, keep_plan: bool) -> str:
     timeline, storage = table.timeline, table.storage
     instant = timeline.get(instant_time)
-    if instant is None or instant.is_completed:
-        raise ValueError(f"{instant_time} is not a pending instant")
+    if instant is not None and instant.is_completed:
+        raise PlanError(f"clustering {instant_time} has completed ({instant.file_name}); it can't be rolled back")
+    resumed = pending_rollback_of(table, instant_time)
+    if instant is None and resumed is None:
+        return ""  # nothing of it is left: another run finished it
     started = time.monotonic()
     action = "clustering" if timeline.layout_version >= 2 else "replacecommit"
-    files = sorted(partial_files(table, instant_time))
+    files = set(partial_files(table, instant_time))
+    if resumed is not None:
+        rollback_time = resumed.time
+        for request in _rollback_plan(table, resumed).get("RollbackRequests") or []:
+            files.update(posixpath.relpath(p, storage.base) for p in request.get("filesToBeDeleted") or [])
+        log.info("rollback %s: finishing interrupted rollback %s", instant_time, rollback_time)
+    else:
+        rollback_time = timeline.new_instant_time()
+    files_sorted = sorted(f for f in files if not f.startswith(".."))
     by_partition: dict[str, list[str]] = defaultdict(list)
     by_group: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for relative in files:
+    for relative in files_sorted:
         partition, _, name = relative.rpartition("/")
+        parsed = parse_base_file(name)
         by_partition[partition].append(relative)
-        by_group[(partition, parse_base_file(name).file_id)].append(relative)
+        by_group[(partition, parsed.file_id if parsed else name)].append(relative)
 
-    rollback_time = timeline.new_instant_time()
-    plan = {
-        "instantToRollback": {"commitTime": instant_time, "action": action},
-        "RollbackRequests": [
-            {
-                "partitionPath": partition, "fileId": file_id, "latestBaseInstant": instant_time,
-                "filesToBeDeleted": [storage.join(p) for p in group_files], "logBlocksToBeDeleted": {},
-            }
-            for (partition, file_id), group_files in sorted(by_group.items())
-        ],
-        "version": 1,
-    }  # fmt: skip
-    storage.write_atomic(timeline.path_of(f"{rollback_time}.rollback.requested"), encode_avro(plan, "HoodieRollbackPlan"))
-    storage.write_atomic(timeline.path_of(f"{rollback_time}.rollback.inflight"), b"")
-    for relative in files:
+    if resumed is None or resumed.state is State.REQUESTED:
+        if resumed is None:
+            plan = {
+                "instantToRollback": {"commitTime": instant_time, "action": action},
+                "RollbackRequests": [
+                    {
+                        "partitionPath": partition, "fileId": file_id, "latestBaseInstant": instant_time,
+                        "filesToBeDeleted": [storage.join(p) for p in group_files], "logBlocksToBeDeleted": {},
+                    }
+                    for (partition, file_id), group_files in sorted(by_group.items())
+                ],
+                "version": 1,
+            }  # fmt: skip
+            storage.write_atomic(timeline.path_of(f"{rollback_time}.rollback.requested"), encode_avro(plan, "HoodieRollbackPlan"))
+            failpoint("rollback-after-requested")
+        storage.write_atomic(timeline.path_of(f"{rollback_time}.rollback.inflight"), b"")
+        failpoint("rollback-after-inflight")
+    for number, relative in enumerate(files_sorted):
         log.info("rollback %s: deleting partial file %s", instant_time, relative)
         storage.delete_file(storage.join(relative))
-    for pending in timeline.files_of(instant_time):
-        if pending.state is State.INFLIGHT or not keep_plan:
-            storage.delete_file(timeline.path_of(pending.file_name))
+        if number == 0:
+            failpoint("rollback-mid-delete")
+    pending = timeline.files_of(instant_time)
+    for state in (State.INFLIGHT, State.REQUESTED):  # inflight first: never leave an inflight without its plan
+        if state is State.REQUESTED and keep_plan:
+            break
+        for file in pending:
+            if file.state is state:
+                storage.delete_file(timeline.path_of(file.file_name))
+        if state is State.INFLIGHT:
+            failpoint("rollback-after-instant-inflight-deleted")
     storage.delete_dir(storage.join(TEMP_DIR, instant_time))
 
     metadata = {
         "startRollbackTime": rollback_time,
         "timeTakenInMillis": int((time.monotonic() - started) * 1000),
-        "totalFilesDeleted": len(files),
+        "totalFilesDeleted": len(files_sorted),
         "commitsRollback": [instant_time],
         "partitionMetadata": {
             partition: {
@@ -93,5 +163,6 @@ def rollback_clustering(table: HudiTable, instant_time: str, *, keep_plan: bool)
         name = f"{rollback_time}_{timeline.completion_time_after(rollback_time)}.rollback"
     else:
         name = f"{rollback_time}.rollback"
+    failpoint("rollback-before-complete")
     storage.write_atomic(timeline.path_of(name), encode_avro(metadata, "HoodieRollbackMetadata"))
     return rollback_time

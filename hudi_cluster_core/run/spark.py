@@ -39,6 +39,9 @@ def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: d
         "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.python.worker.reuse": "true",
         "spark.sql.shuffle.partitions": "8",
     }  # fmt: skip
+    if not under_spark_submit:  # our own quiet console log; under spark-submit the cluster's config stands
+        log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
+        defaults["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{log4j}"
     for key, value in {**defaults, **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -69,36 +72,80 @@ def run_group_tasks(
     slots = max(1, min(parallelism, len(tasks)))
     context = spark.sparkContext
     job_group = f"hudi-cluster-{tasks[0].instant_time}-{time.monotonic_ns()}"
-    context.setJobGroup(job_group, f"clustering {tasks[0].instant_time}: {len(tasks)} group(s)")
-    done = threading.Event()
-    watcher = threading.Thread(target=_watch, args=(context, job_group, len(tasks), slots, done, on_progress), daemon=True)
-    watcher.start()
-    try:
-        # Largest groups first, spread round-robin, so the slots finish at about the same time.
-        order = sorted(range(len(tasks)), key=lambda i: -tasks[i].group.num_output_file_groups)
-        buckets = [order[i::slots] for i in range(slots)]
+    # Largest groups first, spread round-robin, so the slots finish at about the same time.
+    order = sorted(range(len(tasks)), key=lambda i: -tasks[i].group.num_output_file_groups)
+    buckets = [order[i::slots] for i in range(slots)]
+    outcome: dict[str, object] = {}
+
+    def collect() -> None:  # in its own thread, so a signal never lands in the middle of a Py4J call
         try:
-            results = context.parallelize(buckets, slots).flatMap(lambda x: x).mapPartitionsWithIndex(
+            context.setJobGroup(job_group, f"clustering {tasks[0].instant_time}: {len(tasks)} group(s)")
+            outcome["results"] = context.parallelize(buckets, slots).flatMap(lambda x: x).mapPartitionsWithIndex(
                 _run_partition(tasks)
             ).collect()
-        except Exception as exc:  # a task's input error arrives wrapped in Py4J: give the user its own message
-            raise _task_error(exc) from exc
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            outcome["error"] = exc
+
+    done = threading.Event()
+    watcher = threading.Thread(target=_watch, args=(context, job_group, len(tasks), slots, done, on_progress), daemon=True)
+    runner = threading.Thread(target=collect, name=f"collect-{tasks[0].instant_time}", daemon=True)
+    watcher.start()
+    runner.start()
+    try:
+        while runner.is_alive():
+            runner.join(0.2)
+    except BaseException:  # Ctrl-C / SIGTERM: stop the tasks before the caller rolls their files back
+        _cancel_and_wait(context, job_group)
+        runner.join(30)
+        raise
     finally:
         done.set()
         watcher.join(timeout=5)
-    by_index = dict(results)
+    if "error" in outcome:  # a task's input error arrives wrapped in Py4J: give the user its own message
+        error = outcome["error"]
+        _cancel_and_wait(context, job_group)
+        raise _task_error(error) from error
+    by_index = dict(outcome["results"])
     return [by_index[i] for i in range(len(tasks))]
+
+
+def _cancel_and_wait(context, job_group: str, timeout_s: float = 60.0) -> None:
+    """Cancel the job group and wait until none of its tasks still runs, so no task writes a file after the
+    caller's rollback deleted the partial ones."""
+    try:
+        context.cancelJobGroup(job_group)
+        tracker = context.statusTracker()
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(job_group)]
+            if all(job is None or job.status not in ("RUNNING", "UNKNOWN") for job in jobs):
+                stages = [tracker.getStageInfo(s) for job in jobs if job for s in job.stageIds]
+                if all(stage is None or stage.numActiveTasks == 0 for stage in stages):
+                    return
+            time.sleep(0.2)
+        log.warning("tasks of %s still running after %.0f s", job_group, timeout_s)
+    except Exception as exc:  # noqa: BLE001 - the JVM may already be gone; the rollback still runs
+        log.debug("could not cancel %s: %s", job_group, exc)
 
 
 _TASK_ERROR = re.compile(r"hudi_cluster_core\.errors\.(\w+): (.*)")
 
 
-def _task_error(exc: Exception) -> Exception:
-    found = _TASK_ERROR.search(str(exc))
+_JVM_FRAMES = "\n\tat org.apache.spark.api.python."
+
+
+def _task_error(exc: BaseException) -> BaseException:
+    """Our own error types keep their type; any other task failure becomes one line: the Python exception's
+    last line (e.g. ``pyarrow.lib.ArrowInvalid: ...``), without Spark's and Py4J's traces."""
+    text = str(exc)
+    found = _TASK_ERROR.search(text)
     error_type = getattr(errors, found.group(1), None) if found else None
-    if error_type is None:
+    if error_type is not None:
+        return error_type(f"clustering task failed: {found.group(2)}")
+    if "PythonException" not in text:
         return exc
-    return error_type(f"clustering task failed: {found.group(2)}")
+    lines = [line for line in text.split(_JVM_FRAMES, 1)[0].splitlines() if line.strip()]
+    return errors.RunFailed(f"a clustering task failed: {lines[-1].strip()[:500]}" if lines else "a clustering task failed")
 
 
 def _watch(context, job_group, total_groups, slots, done, on_progress):

@@ -142,13 +142,20 @@ class Timeline:
         return max(stamps, default="0")
 
     def new_instant_time(self) -> str:
-        """A requested time strictly later than every timestamp on the timeline, in the table's time zone."""
+        """A requested time strictly later than every timestamp on the timeline and every time this process
+        issued before, in the table's time zone (Hudi's generator keeps the same in-process rule). Unique
+        across processes only together with the timeline lock (``ownership.timeline_lock``)."""
+        global _LAST_ISSUED
         zone = dt.timezone.utc if self.config.timeline_timezone == "UTC" else None
         now = dt.datetime.now(zone).strftime("%Y%m%d%H%M%S%f")[:17]
-        latest = self.max_timestamp().ljust(17, "0")
+        latest = max(self.max_timestamp().ljust(17, "0"), _LAST_ISSUED)
         if now <= latest:
             now = _plus_one_ms(latest)
+        _LAST_ISSUED = now
         return now
+
+    def pending_rollbacks(self) -> list[Instant]:
+        return [i for i in self.pending() if i.action == "rollback"]
 
     # file names of a clustering instant, by table layout
     def clustering_file_name(self, instant_time: str, state: State, completion_time: str | None = None) -> str:
@@ -161,6 +168,9 @@ class Timeline:
 
     def completion_time_after(self, instant_time: str) -> str:
         return max(self.new_instant_time(), _plus_one_ms(instant_time))
+
+
+_LAST_ISSUED = "0"
 
 
 def _plus_one_ms(stamp: str) -> str:

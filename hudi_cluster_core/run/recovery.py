@@ -1,0 +1,115 @@
+"""Taking ownership of a clustering instant, and cleaning up after runs that died.
+
+Every run that changes a pending clustering instant first *claims* it: under the timeline lock it checks that the
+instant is still pending and that no live run holds its heartbeat, then starts its own heartbeat. So any number
+of runs, started in any order, never execute one instant twice or roll back an instant another live run owns.
+:func:`recover` is what a run does first: finish interrupted rollbacks, roll back clusterings whose run died,
+and remove marker folders of completed instants (a kill right after the commit leaves them).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from ..errors import PlanError
+from ..io.base_file import TEMP_DIR
+from ..table import HudiTable, Instant, State
+from ..table.ownership import HEARTBEAT_DIR, Heartbeat, heartbeat_state, timeline_lock
+from .rollback import clustering_rollback_targets, rollback_clustering
+
+log = logging.getLogger(__name__)
+
+
+class InstantBusy(PlanError):
+    """Another live run owns the instant (its heartbeat is fresh)."""
+
+
+@dataclass(frozen=True)
+class Ownership:
+    """Heartbeat and lock settings, from Hudi's keys."""
+
+    interval_ms: int = 60000
+    misses: int = 2
+    wait_ms: int = 60000
+
+    @classmethod
+    def from_config(cls, config) -> "Ownership":
+        return cls(
+            int(config.get("hoodie.client.heartbeat.interval_in_ms")),
+            int(config.get("hoodie.client.heartbeat.tolerable.misses")),
+            int(config.get("hoodie.write.lock.wait_time_ms")),
+        )
+
+    def heartbeat(self, table: HudiTable, instant_time: str) -> Heartbeat:
+        return Heartbeat(table.storage, instant_time, self.interval_ms, self.misses)
+
+    def is_live(self, table: HudiTable, instant_time: str) -> bool:
+        return heartbeat_state(table.storage, instant_time, self.interval_ms, self.misses).live
+
+
+def claim(table: HudiTable, instant_time: str, ownership: Ownership) -> Heartbeat:
+    """Own pending clustering ``instant_time`` (or the leftovers of its interrupted rollback) from now on."""
+    with timeline_lock(table.storage, ownership.wait_ms):
+        table = table.reload()
+        instant = table.timeline.get(instant_time)
+        if instant is not None and instant.is_completed:
+            raise PlanError(f"clustering {instant_time} has already completed ({instant.file_name}); nothing to do")
+        if instant is None and instant_time not in clustering_rollback_targets(table):
+            raise PlanError(f"no pending clustering {instant_time} on the timeline of {table.base_path}")
+        state = heartbeat_state(table.storage, instant_time, ownership.interval_ms, ownership.misses)
+        if state.live:
+            raise InstantBusy(f"clustering {instant_time} is owned by a live run ({state.describe()}); not touched")
+        return ownership.heartbeat(table, instant_time).start()
+
+
+def remove_leftovers(table: HudiTable, ownership: Ownership) -> None:
+    """Marker folders and heartbeats of completed instants are left only by a kill between the commit and its
+    clean-up; a dead heartbeat of an instant no longer on the timeline, by a kill inside a rollback's end."""
+    storage = table.storage
+    on_timeline = {i.time: i for i in table.timeline.instants}
+    for entry in storage.list(storage.join(TEMP_DIR)):
+        if entry.is_dir and entry.name in on_timeline and on_timeline[entry.name].is_completed:
+            storage.delete_dir(entry.path)
+    for entry in storage.list(storage.join(HEARTBEAT_DIR)):
+        instant = on_timeline.get(entry.name)
+        if (instant is not None and instant.is_completed) or (instant is None and not ownership.is_live(table, entry.name)):
+            storage.delete_file(entry.path)
+
+
+def recover(table: HudiTable, ownership: Ownership, *, keep_plans: bool) -> list[str]:
+    """Finish what dead runs left; returns the instants rolled back. Instants of live runs are left alone.
+
+    ``keep_plans`` (``--retry-last-failed-clustering-job``): failed instants keep their plan for re-execution;
+    otherwise an inflight clustering whose run died is rolled back and its plan dropped, so it blocks no writer.
+    """
+    remove_leftovers(table, ownership)
+    rolled_back = []
+    candidates: list[tuple[str, bool]] = [(t, keep_plans) for t in sorted(clustering_rollback_targets(table))]
+    if not keep_plans:
+        candidates += [(i.time, False) for i in table.timeline.pending_clustering if i.state is State.INFLIGHT]
+    done: set[str] = set()
+    for instant_time, keep in candidates:
+        if instant_time in done:
+            continue
+        done.add(instant_time)
+        try:
+            heartbeat = claim(table, instant_time, ownership)
+        except InstantBusy as busy:
+            log.info("%s", busy)
+            continue
+        except PlanError:  # completed or gone meanwhile: another run handled it
+            continue
+        try:
+            log.info("rolling back failed clustering %s%s", instant_time,
+                     "" if keep else " (use --retry-last-failed-clustering-job to re-run it)")  # fmt: skip
+            rollback_clustering(table, instant_time, keep_plan=keep, wait_ms=ownership.wait_ms)
+            rolled_back.append(instant_time)
+        finally:
+            heartbeat.stop()
+    return rolled_back
+
+
+def free_pending(table: HudiTable, ownership: Ownership) -> list[Instant]:
+    """Pending clustering instants no live run owns, oldest first."""
+    return [i for i in table.timeline.pending_clustering if not ownership.is_live(table, i.time)]

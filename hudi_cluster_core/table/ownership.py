@@ -1,0 +1,188 @@
+"""Who may change a clustering instant: a short timeline lock, and a heartbeat per running instant.
+
+Two of our runs on one table must never commit the same instant, execute one instant twice, or roll back an
+instant another live run is executing. Two mechanisms, as Apache Hudi has them (format notes 15.3, 15.4):
+
+* :func:`timeline_lock`: a short critical section around every timeline transition (schedule, claim, commit,
+  rollback), so that "look at the timeline, then write" is one step. On local disk it is an advisory ``flock`` on
+  the ``.hoodie`` directory itself: it writes nothing, works for a reader too, and the kernel releases it when
+  the holder dies, so a crash never leaves a stale lock behind. Other schemes have no lock here yet (Hudi's lock providers come with the live-writers work).
+* :class:`Heartbeat`: ``.hoodie/.heartbeat/<instant>``, rewritten every ``hoodie.client.heartbeat.interval_in_ms``;
+  the instant counts as abandoned when the file is missing or older than interval x
+  ``hoodie.client.heartbeat.tolerable.misses`` (Hudi's rule; Hudi reads only the modification time). Its body
+  names the owner (a random token, the host and pid), so a run can tell its own heartbeat from a newer owner's,
+  and an owner on this machine whose process is gone counts as dead at once instead of after the timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Iterator
+
+from ..errors import HudiClusterError
+from ..io.storage import Storage
+
+log = logging.getLogger(__name__)
+HEARTBEAT_DIR = ".hoodie/.heartbeat"
+
+
+class LockTimeout(HudiClusterError):
+    """The timeline lock was not free within ``hoodie.write.lock.wait_time_ms``."""
+
+
+_HELD: dict[str, int] = {}  # lock path -> depth held by this process (flock is per open file, not re-entrant)
+_HELD_GUARD = threading.RLock()
+
+
+@contextlib.contextmanager
+def timeline_lock(storage: Storage, wait_ms: int = 60000) -> Iterator[None]:
+    """Hold the table's timeline lock for the body of the ``with``; re-entrant within one process."""
+    if storage.scheme != "file":
+        yield
+        return
+    import fcntl
+
+    path = storage.join(".hoodie")
+    with _HELD_GUARD:
+        if _HELD.get(path):
+            _HELD[path] += 1
+            try:
+                yield
+            finally:
+                _HELD[path] -= 1
+            return
+        descriptor = os.open(path, os.O_RDONLY)
+        try:
+            deadline = time.monotonic() + wait_ms / 1000
+            while True:
+                try:
+                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise LockTimeout(
+                            f"the timeline lock on {path} was held by another run for over {wait_ms} ms "
+                            "(hoodie.write.lock.wait_time_ms); nothing was changed"
+                        ) from None
+                    time.sleep(0.05)
+            _HELD[path] = 1
+            try:
+                yield
+            finally:
+                _HELD.pop(path, None)
+        finally:
+            os.close(descriptor)  # closing the descriptor releases the flock
+
+
+def _machine() -> str:
+    """This host, boot and pid namespace: where a pid means the same process."""
+    parts = [socket.gethostname()]
+    with contextlib.suppress(OSError):
+        parts.append(open("/proc/sys/kernel/random/boot_id").read().strip())
+    with contextlib.suppress(OSError):
+        parts.append(os.readlink("/proc/self/ns/pid"))
+    return "/".join(parts)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass(frozen=True)
+class HeartbeatState:
+    """What the heartbeat file of an instant says now."""
+
+    instant_time: str
+    exists: bool
+    age_seconds: float | None = None
+    owner: str | None = None
+    host: str | None = None
+    pid: int | None = None
+    live: bool = False
+
+    def describe(self) -> str:
+        where = f"pid {self.pid} on {self.host.split('/')[0]}" if self.pid and self.host else "another process"
+        return f"{where}, heartbeat {self.age_seconds:.1f} s ago" if self.age_seconds is not None else where
+
+
+def heartbeat_path(storage: Storage, instant_time: str) -> str:
+    return storage.join(HEARTBEAT_DIR, instant_time)
+
+
+def heartbeat_state(storage: Storage, instant_time: str, interval_ms: int, misses: int) -> HeartbeatState:
+    path = heartbeat_path(storage, instant_time)
+    modified = storage.modified_time(path)
+    if modified is None:
+        return HeartbeatState(instant_time, False)
+    age = (dt.datetime.now(dt.timezone.utc) - modified.astimezone(dt.timezone.utc)).total_seconds()
+    owner = host = None
+    pid = None
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        body = json.loads(storage.read_bytes(path) or b"{}")
+        owner, host, pid = body.get("owner"), body.get("host"), int(body["pid"]) if body.get("pid") else None
+    live = age * 1000 <= interval_ms * max(misses, 1)
+    if live and pid and host == _machine() and not _pid_alive(pid):
+        live = False  # its process is gone: no need to wait for the timeout
+    return HeartbeatState(instant_time, True, age, owner, host, pid, live)
+
+
+class Heartbeat:
+    """This run's heartbeat for one instant; refreshed by a daemon thread until :meth:`stop`."""
+
+    def __init__(self, storage: Storage, instant_time: str, interval_ms: int, misses: int):
+        self.storage = storage
+        self.instant_time = instant_time
+        self.interval_ms = interval_ms
+        self.misses = misses
+        self.token = uuid.uuid4().hex
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def path(self) -> str:
+        return heartbeat_path(self.storage, self.instant_time)
+
+    def beat(self) -> None:
+        body = {"owner": self.token, "host": _machine(), "pid": os.getpid()}
+        self.storage.write_atomic(self.path, json.dumps(body).encode())
+
+    def start(self) -> "Heartbeat":
+        self.beat()
+        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{self.instant_time}", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_ms / 1000):
+            try:
+                self.beat()
+            except OSError as exc:  # a missed beat is tolerated; the owner check at commit catches a takeover
+                log.warning("heartbeat for %s not refreshed: %s", self.instant_time, exc)
+
+    def state(self) -> HeartbeatState:
+        return heartbeat_state(self.storage, self.instant_time, self.interval_ms, self.misses)
+
+    def still_owned(self) -> bool:
+        return self.state().owner == self.token
+
+    def stop(self, *, delete: bool = True) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if delete and self.still_owned():
+            self.storage.delete_file(self.path)
