@@ -14,6 +14,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from hudi_cluster_core.api import cluster
@@ -223,6 +225,18 @@ def test_a_corrupt_archive_file_is_a_table_error_naming_it(builder, name, patter
         archive_of(path).instants
     # the view does not need the archive
     assert len(load_table(path).view().latest_file_slices()) == expected_file_groups(name)
+
+
+def test_lsm_metadata_is_read_only_when_asked(builder):
+    path = builder.copy("cow_v9", "bad-metadata")
+    victim = sorted((Path(path) / ".hoodie" / "timeline" / "history").glob("*.parquet"))[0]
+    rows = pq.read_table(victim)
+    garbage = pa.array([b"Obj\x01 not a container"] * rows.num_rows, pa.binary())
+    pq.write_table(rows.set_column(rows.schema.get_field_index("metadata"), "metadata", garbage), victim)
+    archive = archive_of(path)
+    assert len(archive.completed()) >= 7  # listing reads instant columns only
+    with pytest.raises(TableError, match=victim.name):
+        archive.commit_metadata(next(i for i in archive.instants if i.source == str(victim)))
 
 
 def test_a_corrupt_lsm_manifest_is_a_table_error_naming_it(builder):

@@ -22,7 +22,7 @@ import posixpath
 import struct
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterator, Union
+from typing import Iterator
 
 import fastavro
 import pyarrow.parquet as pq
@@ -82,7 +82,7 @@ class _LsmRow:
     path: str
 
 
-_Locator = Union[_LogRecord, _LsmRow]
+_Locator = _LogRecord | _LsmRow
 
 
 class ArchivedTimeline:
@@ -94,6 +94,7 @@ class ArchivedTimeline:
         self._locators: dict[tuple[str, State], _Locator] = {}
         self._schemas: dict[str, dict] = {}
         self._last_read: tuple[str, bytes] | None = None  # metadata of neighbouring instants shares a file
+        self._last_column: tuple[str, str, dict[str, bytes | None]] | None = None  # (file, column, time -> value)
 
     @property
     def directory(self) -> str:
@@ -261,11 +262,14 @@ class ArchivedTimeline:
         return [posixpath.join(self.directory, name) for name in sorted(files)]
 
     def _lsm_column(self, path: str, instant_time: str, column: str) -> bytes | None:
-        table = self._read_parquet(path, ["instantTime", column])
-        for time, value in zip(table.column("instantTime").to_pylist(), table.column(column).to_pylist()):
-            if time == instant_time:
-                return value
-        raise TableError(f"{path}: archived instant {instant_time} is missing")
+        if not (self._last_column and self._last_column[:2] == (path, column)):
+            table = self._read_parquet(path, ["instantTime", column])
+            values = dict(zip(table.column("instantTime").to_pylist(), table.column(column).to_pylist()))
+            self._last_column = (path, column, values)
+        values = self._last_column[2]
+        if instant_time not in values:
+            raise TableError(f"{path}: archived instant {instant_time} is missing")
+        return values[instant_time]
 
     def _read_parquet(self, path: str, columns: list[str]):
         try:
