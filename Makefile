@@ -1,7 +1,7 @@
 # The README's two commands: `make demo` and `make test`. Both set up a fresh clone first (scripts/setup.sh).
 PY := .venv/bin/python
 
-.PHONY: setup demo test bench
+.PHONY: setup demo test soak bench
 setup:
 	@bash scripts/setup.sh
 
@@ -10,6 +10,11 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q || [ $$? -eq 5 ]
+
+# Crash and race campaigns at full length (bounded: about 45 minutes on 2 cores); `make test` runs a short version.
+soak: setup
+	HUDI_CRASH_RUNS=$${HUDI_CRASH_RUNS:-50} HUDI_RACE_ROUNDS=$${HUDI_RACE_ROUNDS:-5} \
+		$(PY) -m pytest -q tests/test_crash_campaign.py tests/test_races.py
 
 bench: setup
 	$(PY) bench/run_all.py

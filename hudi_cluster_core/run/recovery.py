@@ -9,13 +9,14 @@ and remove marker folders of completed instants (a kill right after the commit l
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from dataclasses import dataclass
 
 from ..errors import PlanError
 from ..io.base_file import TEMP_DIR
 from ..table import HudiTable, Instant, State
-from ..table.ownership import HEARTBEAT_DIR, Heartbeat, heartbeat_state, timeline_lock
+from ..table.ownership import HEARTBEAT_DIR, Heartbeat, HeartbeatState, heartbeat_state, timeline_lock
 from .rollback import clustering_rollback_targets, rollback_clustering
 
 log = logging.getLogger(__name__)
@@ -44,8 +45,22 @@ class Ownership:
     def heartbeat(self, table: HudiTable, instant_time: str) -> Heartbeat:
         return Heartbeat(table.storage, instant_time, self.interval_ms, self.misses)
 
+    def state(self, table: HudiTable, instant_time: str) -> HeartbeatState:
+        """Its heartbeat; with none, an inflight file younger than the heartbeat timeout counts as live too: Apache
+        Hudi writes no heartbeat for its own clustering, and one that has just started must not be rolled back."""
+        state = heartbeat_state(table.storage, instant_time, self.interval_ms, self.misses)
+        instant = table.timeline.get(instant_time)
+        if state.exists or instant is None or instant.state is not State.INFLIGHT:
+            return state
+        modified = table.storage.modified_time(table.timeline.path_of(instant.file_name))
+        if modified is None:
+            return state
+        age = (dt.datetime.now(dt.timezone.utc) - modified.astimezone(dt.timezone.utc)).total_seconds()
+        live = age * 1000 <= self.interval_ms * max(self.misses, 1)
+        return HeartbeatState(instant_time, False, age, live=live)
+
     def is_live(self, table: HudiTable, instant_time: str) -> bool:
-        return heartbeat_state(table.storage, instant_time, self.interval_ms, self.misses).live
+        return self.state(table, instant_time).live
 
 
 def claim(table: HudiTable, instant_time: str, ownership: Ownership) -> Heartbeat:
@@ -57,7 +72,7 @@ def claim(table: HudiTable, instant_time: str, ownership: Ownership) -> Heartbea
             raise PlanError(f"clustering {instant_time} has already completed ({instant.file_name}); nothing to do")
         if instant is None and instant_time not in clustering_rollback_targets(table):
             raise PlanError(f"no pending clustering {instant_time} on the timeline of {table.base_path}")
-        state = heartbeat_state(table.storage, instant_time, ownership.interval_ms, ownership.misses)
+        state = ownership.state(table, instant_time)
         if state.live:
             raise InstantBusy(f"clustering {instant_time} is owned by a live run ({state.describe()}); not touched")
         return ownership.heartbeat(table, instant_time).start()

@@ -116,6 +116,8 @@ class HeartbeatState:
     live: bool = False
 
     def describe(self) -> str:
+        if not self.exists:
+            return f"no heartbeat, inflight for {self.age_seconds or 0:.1f} s: an Apache Hudi clustering?"
         where = f"pid {self.pid} on {self.host.split('/')[0]}" if self.pid and self.host else "another process"
         return f"{where}, heartbeat {self.age_seconds:.1f} s ago" if self.age_seconds is not None else where
 

@@ -145,13 +145,12 @@ class Timeline:
         """A requested time strictly later than every timestamp on the timeline and every time this process
         issued before, in the table's time zone (Hudi's generator keeps the same in-process rule). Unique
         across processes only together with the timeline lock (``ownership.timeline_lock``)."""
-        global _LAST_ISSUED
         zone = dt.timezone.utc if self.config.timeline_timezone == "UTC" else None
         now = dt.datetime.now(zone).strftime("%Y%m%d%H%M%S%f")[:17]
-        latest = max(self.max_timestamp().ljust(17, "0"), _LAST_ISSUED)
+        latest = max(self.max_timestamp().ljust(17, "0"), _LAST_ISSUED.get(self.directory, "0"))
         if now <= latest:
             now = _plus_one_ms(latest)
-        _LAST_ISSUED = now
+        _LAST_ISSUED[self.directory] = now
         return now
 
     def pending_rollbacks(self) -> list[Instant]:
@@ -170,7 +169,7 @@ class Timeline:
         return max(self.new_instant_time(), _plus_one_ms(instant_time))
 
 
-_LAST_ISSUED = "0"
+_LAST_ISSUED: dict[str, str] = {}  # timeline directory -> the last time this process issued for it
 
 
 def _plus_one_ms(stamp: str) -> str:
