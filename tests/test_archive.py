@@ -34,8 +34,8 @@ ALL_KINDS = list(KINDS)
 
 
 @pytest.fixture(scope="module")
-def builder(spark, tmp_path_factory) -> TableBuilder:
-    return TableBuilder(spark, tmp_path_factory.mktemp("archived"))
+def builder(hudi_tables) -> TableBuilder:
+    return hudi_tables  # built once per session, shared with the race and crash tests
 
 
 def archive_of(path: str) -> ArchivedTimeline:

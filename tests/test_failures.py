@@ -19,15 +19,16 @@ from hudi_cluster_core.table.ownership import heartbeat_state
 from tests.support.apache_hudi import hudi_upsert, make_updates, read_hudi_snapshot, small_file_rows
 from tests.support.readers import assert_same_rows, read_hudi_rs
 from tests.support.runs import (
-    error_lines, finish, inflight_clustering, make_append_table, run_cli, start_cli, table_problems, wait_for,
+    error_lines, finish, inflight_clustering, run_cli, start_cli, table_problems, wait_for,
 )  # fmt: skip
 
 SORT = {"hoodie.clustering.plan.strategy.sort.columns": "c_int"}
 
 
 @pytest.fixture
-def base(tmp_path) -> str:
-    return make_append_table(str(tmp_path / "t"))
+def base(hudi_tables, request) -> str:
+    """A table Apache Hudi wrote, with archived history."""
+    return hudi_tables.copy("cow_v9", request.node.name)
 
 
 def marker_written(base: str) -> bool:
@@ -37,7 +38,7 @@ def marker_written(base: str) -> bool:
 
 def upsert_is_not_blocked(spark, base: str) -> None:
     """Apache Hudi's default update strategy rejects updates to file groups under pending clustering."""
-    updates = make_updates(small_file_rows(0, 10, seed=3))
+    updates = make_updates(small_file_rows(0, 10))
     stats = hudi_upsert(spark, base, updates)
     assert stats.num_update_writes == 10 and stats.num_inserts == 0
 

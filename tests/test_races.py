@@ -1,4 +1,4 @@
-"""One table, many runs: processes racing on one table never commit an instant twice, never duplicate or lose a row,
+"""One table, many runs: processes racing on one table (written by Apache Hudi, its history archived) never commit an instant twice, never duplicate or lose a row,
 and never touch an instant another live run owns. Rows are checked by hudi-rs and by Apache Hudi after every race.
 
 ``HUDI_RACE_ROUNDS`` repeats each race (default 1 in ``make test``; ``make soak`` runs more)."""
@@ -13,7 +13,7 @@ from hudi_cluster_core.table import load_table
 from tests.support.apache_hudi import read_hudi_snapshot
 from tests.support.readers import assert_same_rows, read_hudi_rs
 from tests.support.runs import (
-    error_lines, finish, inflight_clustering, make_append_table, run_cli, start_cli, table_problems, wait_for,
+    error_lines, finish, inflight_clustering, run_cli, start_cli, table_problems, wait_for,
 )  # fmt: skip
 
 ROUNDS = range(int(os.environ.get("HUDI_RACE_ROUNDS", "1")))
@@ -26,8 +26,9 @@ def check_rows(spark, base, before_rs, before_hudi):
 
 
 @pytest.fixture
-def table(tmp_path, spark):
-    base = make_append_table(str(tmp_path / "t"))
+def table(hudi_tables, spark, request):
+    """A table Apache Hudi wrote, with archived history (36 small file groups in 3 partitions)."""
+    base = hudi_tables.copy("cow_v9", request.node.name)
     return base, read_hudi_rs(base), read_hudi_snapshot(spark, base)
 
 

@@ -10,6 +10,7 @@ base files of 8-9 of them belong to archived commits.
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,6 +105,7 @@ class TableBuilder:
     def copy(self, name: str, label: str) -> str:
         """A fresh copy of table ``name`` to modify."""
         self._copies += 1
+        label = re.sub(r"[^A-Za-z0-9_-]+", "-", label)[:60]  # a test id has brackets, which URLs can't take
         target = self.root / "copies" / f"{name}-{label}-{self._copies}"
         shutil.copytree(self.table(name), target)
         return str(target)

@@ -82,12 +82,11 @@ def table_problems(base: str) -> list[str]:
     problems += [f"instant {t} completed {n} times" for t, n in completed_per_time.items() if n > 1]
     problems += [f"pending clustering {i.time} ({i.state.name})" for i in timeline.pending_clustering]
     problems += [f"pending rollback {i.time}" for i in timeline.pending_rollbacks()]
-    committed = {i.time for i in timeline.completed()}
     view = table.view()
     for partition in view.partitions:
         for entry in view._listing[partition]:
             base_file = parse_base_file(entry.name)
-            if base_file and base_file.instant not in committed:
+            if base_file and not view.is_committed(base_file.instant):
                 problems.append(f"file of uncommitted instant {base_file.instant}: {partition}/{entry.name}")
     temp = Path(base) / ".hoodie" / ".temp"
     if temp.is_dir():
