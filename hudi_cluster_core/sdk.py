@@ -6,7 +6,8 @@ re-exported from where they live in the core. ``docs/plugin-models.md`` describe
 
 Hooks and models:
     ``hookimpl``; ``FileSlice``, ``PlannedGroup``, ``PlanContext``, ``SliceStats``; ``StrategyParams`` (base of
-    a params model) and ``params_key`` (the rule naming a strategy's own keys).
+    a params model), pydantic's ``Field`` (to declare its fields) and ``params_key`` (the rule naming a strategy's
+    own keys).
 The default plan hooks, to call from an override that does only part of the work:
     ``select_slices`` (= ``select_eligible_slices``), ``finalize_groups`` (keep ``max.num.groups``),
     ``execution_strategy`` and ``sort_columns_params`` (the sort-columns pass-through).
@@ -21,6 +22,8 @@ Footer statistics:
 """
 
 from __future__ import annotations
+
+from pydantic import Field
 
 from .config import StrategyParams
 from .hookspecs import hookimpl
@@ -45,7 +48,7 @@ def params_key(strategy_name: str, setting: str) -> str:
 
 
 __all__ = [
-    "PARAMS_KEY_PREFIX", "SORT_COLUMNS_KEY", "FileSlice", "GroupCutter", "PlanContext", "PlannedGroup", "SizeLimits",
+    "PARAMS_KEY_PREFIX", "SORT_COLUMNS_KEY", "Field", "FileSlice", "GroupCutter", "PlanContext", "PlannedGroup", "SizeLimits",
     "SliceStats", "SortAndSizeParams", "StrategyParams", "cut_in_order", "execution_strategy", "finalize_groups",
     "footer_stats_provider", "hookimpl", "pack_by_size", "params_key", "select_eligible_slices", "select_slices",
     "slices_by_partition", "sort_columns_params",
