@@ -5,7 +5,7 @@ re-exported from where they live in the core. ``docs/plugin-models.md`` describe
 ``hudi_cluster_core.hookspecs`` the hooks (which are required, and what the default of an optional one does).
 
 Hooks and models:
-    ``hookimpl``; ``FileSlice``, ``PlannedGroup``, ``PlanContext``, ``SliceStats``; ``StrategyParams`` (base of
+    ``hookimpl``; ``FileSlice`` (with its ``BaseFile`` and ``LogFile``s), ``PlannedGroup``, ``PlanContext``, ``SliceStats``; ``StrategyParams`` (base of
     a params model), pydantic's ``Field`` (to declare its fields) and ``params_key`` (the rule naming a strategy's
     own keys).
 The default plan hooks, to call from an override that does only part of the work:
@@ -36,6 +36,7 @@ from .plan.limits import SizeLimits
 from .plan.model import PlanContext, PlannedGroup, SliceStats
 from .plan.packing import GroupCutter, cut_in_order, pack_by_size, slices_by_partition
 from .table import FileSlice
+from .table.naming import BaseFile, LogFile
 
 PARAMS_KEY_PREFIX = "hoodie.clustering.plan.strategy."
 
@@ -48,7 +49,7 @@ def params_key(strategy_name: str, setting: str) -> str:
 
 
 __all__ = [
-    "PARAMS_KEY_PREFIX", "SORT_COLUMNS_KEY", "Field", "FileSlice", "GroupCutter", "PlanContext", "PlannedGroup", "SizeLimits",
+    "PARAMS_KEY_PREFIX", "SORT_COLUMNS_KEY", "BaseFile", "Field", "FileSlice", "LogFile", "GroupCutter", "PlanContext", "PlannedGroup", "SizeLimits",
     "SliceStats", "SortAndSizeParams", "StrategyParams", "cut_in_order", "execution_strategy", "finalize_groups",
     "footer_stats_provider", "hookimpl", "pack_by_size", "params_key", "select_eligible_slices", "select_slices",
     "slices_by_partition", "sort_columns_params",
