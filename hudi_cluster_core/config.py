@@ -333,10 +333,18 @@ class StrategyParams(BaseModel):
 
 
 def validate_strategy_params(model: type[BaseModel], params: Mapping[str, Any], *, strategy: str) -> BaseModel:
-    """``params`` (a plan's ``strategyParams``: strings) validated by ``model``; one ConfigError for all problems."""
+    """``params`` (a plan's ``strategyParams``: strings) validated by ``model``; one ConfigError for all problems.
+
+    A rejected value's message ends with the field's ``description``: what the setting means is what the user
+    needs to pick a value."""
     by_key = {(info.alias or name): (name, info) for name, info in model.model_fields.items()}
     by_key.update({name: (name, info) for name, info in model.model_fields.items() if name not in by_key})
     problems, data, given = [], {}, {}
+
+    def meaning(key: str) -> str:
+        info = by_key[key][1] if key in by_key else None
+        return f" ({info.description.rstrip('.')})" if info is not None and info.description else ""
+
     for key, value in params.items():
         if key not in by_key:
             close = difflib.get_close_matches(key, list(by_key), n=1, cutoff=0.6)
@@ -349,7 +357,7 @@ def validate_strategy_params(model: type[BaseModel], params: Mapping[str, Any], 
             data[info.alias or name] = _coerce(info.annotation, value)
         except ValueError as exc:
             accepted = _accepted_for(info.annotation)
-            problems.append(f"strategy '{strategy}': {key}={value!r}: {exc}; accepted: {accepted}")
+            problems.append(f"strategy '{strategy}': {key}={value!r}: {exc}; accepted: {accepted}{meaning(key)}")
     if not problems:
         try:
             return model.model_validate(data)
@@ -357,7 +365,9 @@ def validate_strategy_params(model: type[BaseModel], params: Mapping[str, Any], 
             for err in exc.errors():
                 key = str(err["loc"][0]) if err["loc"] else "(params)"
                 shown = f"missing param '{key}'" if err["type"] == "missing" else f"{key}={given.get(key, err['input'])!r}"
-                problems.append(f"strategy '{strategy}': {shown}: {err['msg']}; accepted: {_accepted(err, model, key)}")
+                problems.append(
+                    f"strategy '{strategy}': {shown}: {err['msg']}; accepted: {_accepted(err, model, key)}{meaning(key)}"
+                )
     raise ConfigError(_join(problems))
 
 

@@ -1,21 +1,52 @@
 """Hook specifications: the three clustering strategy interfaces.
 
 A plugin distribution exposes a module under the entry-point group ``hudi_cluster.strategies``. That module
-implements :func:`hudi_cluster_strategies`, returning strategy objects; each strategy object implements the
-hooks of its kind (``plan``, ``execution`` or ``update``) as methods marked with :data:`hookimpl`.
+implements :func:`hudi_cluster_strategies`, returning strategy objects; each strategy object implements hooks of
+its kind (``plan``, ``execution`` or ``update``) as methods marked with :data:`hookimpl`.
 
 Every strategy object carries these attributes (see :class:`hudi_cluster_core.plugins.StrategyInfo`):
 ``name`` (short name, e.g. ``"size-based"``), ``kind``, ``java_class_names`` (the Hudi class names users
 already configure, e.g. ``org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy``),
 ``params_model`` (a :class:`hudi_cluster_core.config.StrategyParams` subclass, or ``None``) and ``summary``.
 
-The core calls a hook on exactly one strategy, the configured one; hooks are ``firstresult``.
-Set ``HUDI_CLUSTER_TRACE_HOOKS=1`` to print every hook call and result to stderr.
+**Required and optional hooks.** A strategy implements only what it changes; the core supplies the rest:
+
+======================  ===========  ============================================================================
+hook                    required     default when the strategy does not implement it
+======================  ===========  ============================================================================
+plan_select_slices      no           Hudi's eligibility: :func:`hudi_cluster_core.plan.eligibility.select_eligible_slices`
+plan_group_slices       **yes**      --
+plan_finalize_groups    no           keep the first ``max.num.groups`` groups, in the order given
+plan_execution_strategy no           the configured ``hoodie.clustering.execution.strategy.class`` (default Hudi's
+                                     ``SparkSortAndSizeExecutionStrategy``) with ``sort.columns`` passed on if set
+execute_group           **yes**      --
+execution_before_commit no           nothing
+update_decide           **yes**      --
+======================  ===========  ============================================================================
+
+The defaults live in :mod:`hudi_cluster_core.plan.defaults` and are public (:mod:`hudi_cluster_core.sdk`), so an
+override can do its part and hand the rest to the default (e.g. sort the groups, then
+``finalize_groups(context, groups)``). The core calls every hook through
+:func:`hudi_cluster_core.plugins.call_hook`, which falls back to the default.
+
+**firstresult.** The core calls a hook on exactly one strategy, the configured one: each strategy object is
+registered in a plugin manager of its own, so every hook has at most one implementation there. ``firstresult``
+does not choose between plugins; it only makes pluggy return that one result rather than a one-element list.
+
+Set ``HUDI_CLUSTER_TRACE_HOOKS=1`` to print one short line per hook call and result to stderr.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
 import pluggy
+
+if TYPE_CHECKING:
+    from .plan.avro_plan import StoredPlan
+    from .plan.model import PlanContext, PlannedGroup, UpdateContext, UpdateDecision
+    from .run.task import GroupTask
+    from .table import FileSlice, HudiTable
 
 PROJECT_NAME = "hudi_cluster"
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
@@ -23,11 +54,11 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec
-def hudi_cluster_strategies():
+def hudi_cluster_strategies() -> list[Any]:
     """Return the list of strategy objects this plugin provides.
 
-    Called once per process when plugins load. Names must be unique across installed plugins; a clash is an
-    error naming both distributions.
+    Called once per process when plugins load. Names must be unique per kind across installed plugins; a clash
+    is an error naming both distributions.
     """
 
 
@@ -35,41 +66,43 @@ def hudi_cluster_strategies():
 
 
 @hookspec(firstresult=True)
-def plan_select_slices(context, slices):
-    """Return the slices eligible for clustering, from the latest slices of every visible file group.
+def plan_select_slices(context: PlanContext, slices: list[FileSlice]) -> list[FileSlice]:
+    """Optional. Return the slices eligible for clustering, from the latest slices of every visible file group.
 
-    ``context`` is a :class:`hudi_cluster_core.plan.model.PlanContext`. Invariants: return a subset of
-    ``slices``; never a slice whose file group is in ``context.pending_file_groups`` (pending clustering or
-    compaction); honour ``hoodie.clustering.plan.partition.filter.mode`` and its keys. The helpers in
-    :mod:`hudi_cluster_core.plan.eligibility` do the standard selection.
+    Invariants: return a subset of ``slices``; never a slice whose file group is in
+    ``context.pending_file_groups`` (pending clustering or compaction); only slices of ``context.partitions``
+    (the partition filter's choice). Default: those, minus slices whose base file is at or above
+    ``hoodie.clustering.plan.strategy.small.file.limit``.
     """
 
 
 @hookspec(firstresult=True)
-def plan_group_slices(context, slices):
-    """Group eligible slices into a list of :class:`hudi_cluster_core.plan.model.PlannedGroup`.
+def plan_group_slices(context: PlanContext, slices: list[FileSlice]) -> list[PlannedGroup]:
+    """Required. Group the eligible slices into :class:`~hudi_cluster_core.plan.model.PlannedGroup` objects.
 
     Invariants: every slice in at most one group; a group holds slices of one partition unless the strategy
-    documents otherwise; no group above ``max.bytes.per.group`` unless it holds a single slice;
-    ``num_output_file_groups >= 1``; deterministic for equal input.
+    documents otherwise; no group of 2+ slices above ``max.bytes.per.group``; ``num_output_file_groups >= 1``;
+    deterministic for equal input. :func:`hudi_cluster_core.sdk.pack_by_size` and
+    :func:`hudi_cluster_core.sdk.cut_in_order` do the usual packing.
     """
 
 
 @hookspec(firstresult=True)
-def plan_finalize_groups(context, groups):
-    """Order and filter the groups; return at most ``hoodie.clustering.plan.strategy.max.num.groups`` of them.
+def plan_finalize_groups(context: PlanContext, groups: list[PlannedGroup]) -> list[PlannedGroup]:
+    """Optional. Order and filter the groups; return at most ``max.num.groups`` of them.
 
-    Groups that would not change the layout (e.g. one slice that is already one output file and no sort) may be
-    dropped here.
+    Override to put the most valuable groups first or drop groups that would not change the layout. Default:
+    the first ``hoodie.clustering.plan.strategy.max.num.groups`` groups in the order ``plan_group_slices`` made.
     """
 
 
 @hookspec(firstresult=True)
-def plan_execution_strategy(context):
-    """Return ``(execution_strategy_class_name, strategy_params)`` for the plan's ``strategy`` record.
+def plan_execution_strategy(context: PlanContext) -> tuple[str, Mapping[str, str]]:
+    """Optional. Return ``(execution_strategy_class_name, strategy_params)`` for the plan's ``strategy`` record.
 
-    ``strategy_params`` is a ``dict[str, str]`` stored in the plan; the execution strategy validates it with its
-    own ``params_model``.
+    ``strategy_params`` (``dict[str, str]``) is stored in the plan; the execution strategy validates it with its
+    own ``params_model``. Default: the configured ``hoodie.clustering.execution.strategy.class`` and
+    ``{hoodie.clustering.plan.strategy.sort.columns: ...}`` when sort columns are configured.
     """
 
 
@@ -77,25 +110,24 @@ def plan_execution_strategy(context):
 
 
 @hookspec(firstresult=True)
-def execute_group(task):
-    """Rewrite one clustering group; runs inside a Spark task. Return the list of written-file stats.
+def execute_group(task: GroupTask) -> Sequence[Any]:
+    """Required. Rewrite one clustering group; runs inside a Spark task. Return the written files' write stats.
 
-    ``task`` is a :class:`hudi_cluster_core.run.task.GroupTask`: ``task.read_arrow()`` gives the group's rows
-    (merged, meta columns included); ``task.write(table, num_files)`` writes Hudi base files (names, meta
-    columns, bloom filter and key-range footers, markers) and returns their write stats. Invariants: every input
-    row is written exactly once; ``_hoodie_commit_time``, ``_hoodie_commit_seqno``, ``_hoodie_record_key`` and
-    ``_hoodie_partition_path`` are kept; new files only in the group's partition; about
-    ``task.num_output_file_groups`` files, each near ``task.target_file_max_bytes``.
+    ``task.read_arrow()`` gives the group's rows (merged, meta columns included); ``task.write(rows, num_files)``
+    writes Hudi base files (names, meta columns, bloom filter and key-range footers, markers) and returns their
+    write stats. Invariants: every input row is written exactly once; ``_hoodie_commit_time``,
+    ``_hoodie_commit_seqno``, ``_hoodie_record_key`` and ``_hoodie_partition_path`` are kept; new files only in
+    the group's partition; about ``task.num_output_file_groups`` files, each near ``task.target_file_max_bytes``.
     """
 
 
 @hookspec(firstresult=True)
-def execution_before_commit(table, plan, write_stats):
+def execution_before_commit(table: HudiTable, plan: StoredPlan, write_stats: list[Any]) -> None:
     """Optional. Runs on the driver once every group succeeded, before the completed instant is written.
 
     For table-level artefacts the new layout needs (e.g. consistent-hashing metadata naming the new buckets).
-    ``plan`` is the :class:`~hudi_cluster_core.plan.avro_plan.StoredPlan`, ``write_stats`` every new file's
-    stat. Must be idempotent: after a crash the same instant may run it again. Return value is ignored.
+    ``write_stats`` holds every new file's stat. Must be idempotent: after a crash the same instant may run it
+    again. Default: nothing. The return value is ignored.
     """
 
 
@@ -103,12 +135,11 @@ def execution_before_commit(table, plan, write_stats):
 
 
 @hookspec(firstresult=True)
-def update_decide(context):
-    """Decide what a writer may do with records bound for file groups under pending clustering.
+def update_decide(context: UpdateContext) -> UpdateDecision:
+    """Required. Decide what a writer may do with records bound for file groups under pending clustering.
 
-    ``context`` is a :class:`hudi_cluster_core.plan.model.UpdateContext` (incoming file groups, pending
-    clustering file groups with their instants). Return an :class:`~hudi_cluster_core.plan.model.UpdateDecision`:
-    ``reject`` (raise before writing, naming the file groups), ``allow`` (write; Hudi then reconciles), or
-    ``duplicate`` (write the records to the pending file group and to its clustering target, as consistent
+    ``context`` holds the incoming file groups and the pending clustering file groups with their instants.
+    Return ``reject`` (raise before writing, naming the file groups), ``allow`` (write; Hudi then reconciles),
+    or ``duplicate`` (write the records to the pending file group and to its clustering target, as consistent
     bucket tables do). Must be pure: it only decides, it writes nothing.
     """

@@ -7,11 +7,12 @@ configured class name is looked up among them, never imported, so configuration 
 from __future__ import annotations
 
 import difflib
+import inspect
 import os
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 import pluggy
 
@@ -21,12 +22,16 @@ from .errors import PluginError
 ENTRY_POINT_GROUP = "hudi_cluster.strategies"
 TRACE_ENV = "HUDI_CLUSTER_TRACE_HOOKS"
 KINDS = ("plan", "execution", "update")
+# Every hook of a kind, in the order the core calls them; REQUIRED_HOOKS must be implemented, the others have a
+# core default (hookspecs.py's table).
 KIND_HOOKS = {
     "plan": ("plan_select_slices", "plan_group_slices", "plan_finalize_groups", "plan_execution_strategy"),
-    "execution": ("execute_group",),
+    "execution": ("execute_group", "execution_before_commit"),
     "update": ("update_decide",),
 }
-OPTIONAL_HOOKS = {"plan": (), "execution": ("execution_before_commit",), "update": ()}
+REQUIRED_HOOKS = {"plan": ("plan_group_slices",), "execution": ("execute_group",), "update": ("update_decide",)}
+OPTIONAL_HOOKS = {kind: tuple(h for h in hooks if h not in REQUIRED_HOOKS[kind]) for kind, hooks in KIND_HOOKS.items()}
+_IMPL_MARK = hookspecs.PROJECT_NAME + "_impl"  # the attribute pluggy's hookimpl marker sets on a function
 
 # Hudi's own strategy classes and the distribution of ours that provides each, so a missing one gets a useful hint.
 _P = "org.apache.hudi.client.clustering.plan.strategy."
@@ -71,11 +76,12 @@ class StrategyInfo:
         }  # fmt: skip
 
 
-def _check_entry_point_names() -> None:
-    """pluggy skips a second entry point of the same name silently; two distributions claiming one is an error."""
+def _entry_points() -> list[tuple[Any, Any]]:
+    """``(distribution, entry point)`` of every plugin; two distributions claiming one entry-point name is an
+    error (pluggy would load the first and skip the other silently)."""
     from importlib.metadata import distributions
 
-    owners: dict[str, str] = {}
+    found, owners = [], {}
     for dist in distributions():
         for entry_point in dist.entry_points:
             if entry_point.group != ENTRY_POINT_GROUP:
@@ -87,15 +93,49 @@ def _check_entry_point_names() -> None:
                     f"entry point '{entry_point.name}' in group {ENTRY_POINT_GROUP} is declared by both {other} and "
                     f"{name}; rename one of them"
                 )
+            if all(e.name != entry_point.name for _, e in found):  # one distribution may be found twice on sys.path
+                found.append((dist, entry_point))
+    return sorted(found, key=lambda pair: pair[1].name)
+
+
+def _one_line(text: str) -> str:
+    return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
 
 
 def _new_manager() -> pluggy.PluginManager:
     manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     manager.add_hookspecs(hookspecs)
-    if os.environ.get(TRACE_ENV):
-        manager.trace.root.setwriter(sys.stderr.write)
-        manager.enable_tracing()
     return manager
+
+
+def _spec_arguments(hook: str) -> tuple[str, ...]:
+    return tuple(inspect.signature(getattr(hookspecs, hook)).parameters)
+
+
+def _check_hook_methods(strategy: Any, where: str) -> None:
+    """The mistakes pluggy would let pass silently or report over several lines: a hook method without
+    ``@hookimpl`` (never called), a marked method that is no hook (a misspelt name), arguments the spec lacks."""
+    kind_hooks = KIND_HOOKS[strategy.kind]
+    for attribute in dir(strategy):
+        method = getattr(strategy, attribute, None)
+        if not callable(method):
+            continue
+        marked = hasattr(method, _IMPL_MARK)
+        if attribute in kind_hooks and not marked:
+            raise PluginError(f"{where}: hook {attribute} is not marked @hookimpl, so it would never be called")
+        if not marked:
+            continue
+        if not hasattr(hookspecs, attribute) or attribute == "hudi_cluster_strategies":
+            close = difflib.get_close_matches(attribute, kind_hooks, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"{strategy.kind} hooks: {', '.join(kind_hooks)}"
+            raise PluginError(f"{where}: '{attribute}' is marked @hookimpl but is no {strategy.kind} hook; {hint}")
+        given = tuple(inspect.signature(method).parameters)
+        unknown = [name for name in given if name not in _spec_arguments(attribute)]
+        if unknown:
+            raise PluginError(
+                f"{where}: hook {attribute}({', '.join(given)}) takes {', '.join(unknown)}, which the core does not "
+                f"pass; the hook's arguments are ({', '.join(_spec_arguments(attribute))})"
+            )
 
 
 class StrategyRegistry:
@@ -103,37 +143,63 @@ class StrategyRegistry:
 
     def __init__(self, extra_plugins: tuple[Any, ...] = (), load_entry_points: bool = True):
         self._manager = _new_manager()
+        plugins: list[tuple[Any, str, str]] = []  # (module, distribution, version)
         if load_entry_points:
-            _check_entry_point_names()
-            self._manager.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
-        for plugin in extra_plugins:
-            self._manager.register(plugin)
-        distributions = {id(plugin): dist for plugin, dist in self._manager.list_plugin_distinfo()}
+            for dist, entry_point in _entry_points():
+                name = dist.metadata["Name"]
+                try:
+                    plugins.append((entry_point.load(), name, dist.version))
+                except Exception as exc:  # any failure to import a plugin names the plugin, not a traceback
+                    raise PluginError(
+                        f"plugin {name}: entry point {entry_point.name} = {entry_point.value} (hook "
+                        f"hudi_cluster_strategies) fails to import: {type(exc).__name__}: {_one_line(exc)}"
+                    ) from exc
+        plugins += [(plugin, getattr(plugin, "__name__", type(plugin).__name__), "") for plugin in extra_plugins]
         self._strategies: dict[tuple[str, str], tuple[Any, StrategyInfo]] = {}
         self._aliases: dict[tuple[str, str], str] = {}
-        for impl in self._manager.hook.hudi_cluster_strategies.get_hookimpls():
-            dist = distributions.get(id(impl.plugin))
-            dist_name = dist.project_name if dist else getattr(impl.plugin, "__name__", type(impl.plugin).__name__)
-            for strategy in impl.function() or []:
-                self._add(strategy, dist_name, dist.version if dist else "")
+        for plugin, dist_name, version in plugins:
+            for strategy in self._strategies_of(plugin, dist_name):
+                self._add(strategy, dist_name, version)
+
+    def _strategies_of(self, plugin: Any, distribution: str) -> list[Any]:
+        where = f"plugin {distribution}: hook hudi_cluster_strategies"
+        try:
+            self._manager.register(plugin)
+        except ValueError:
+            return []  # the same module registered twice (an extra plugin that is also installed)
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(f"{where}: {_one_line(exc)}") from None
+        implementation = getattr(plugin, "hudi_cluster_strategies", None)
+        if not callable(implementation) or not hasattr(implementation, _IMPL_MARK):
+            raise PluginError(f"{where}: the module has no hudi_cluster_strategies() marked @hookimpl")
+        try:
+            return list(implementation() or [])
+        except Exception as exc:
+            raise PluginError(f"{where} failed: {type(exc).__name__}: {_one_line(exc)}") from exc
 
     def _add(self, strategy: Any, distribution: str, version: str) -> None:
         name, kind = getattr(strategy, "name", None), getattr(strategy, "kind", None)
         if not name or kind not in KINDS:
             raise PluginError(
-                f"plugin {distribution}: strategy {strategy!r} needs a 'name' and a 'kind' in {', '.join(KINDS)}"
+                f"plugin {distribution}: hook hudi_cluster_strategies: strategy {strategy!r} needs a 'name' and a "
+                f"'kind' in {', '.join(KINDS)}"
             )
-        hooks = tuple(h for h in KIND_HOOKS[kind] + OPTIONAL_HOOKS[kind] if callable(getattr(strategy, h, None)))
-        missing = sorted(set(KIND_HOOKS[kind]) - set(hooks))
+        where = f"plugin {distribution}: {kind} strategy '{name}'"
+        _check_hook_methods(strategy, where)
+        hooks = tuple(h for h in KIND_HOOKS[kind] if hasattr(getattr(strategy, h, None), _IMPL_MARK))
+        missing = [h for h in REQUIRED_HOOKS[kind] if h not in hooks]
         if missing:
-            raise PluginError(f"plugin {distribution}: {kind} strategy '{name}' does not implement {', '.join(missing)}")
+            raise PluginError(f"{where} does not implement the required hook {', '.join(missing)}")
         if (kind, name) in self._strategies:
             other = self._strategies[(kind, name)][1].distribution
-            raise PluginError(f"{kind} strategy '{name}' is provided by both {other} and {distribution}")
+            raise PluginError(
+                f"{kind} strategy '{name}' is provided by both {other} and {distribution} (hook "
+                f"hudi_cluster_strategies); uninstall one of them or rename the strategy"
+            )
         try:
-            _single_manager(strategy)  # validates the hook signatures against the specs now, not mid-run
+            _single_manager(strategy)  # pluggy's own validation, now rather than mid-run
         except pluggy.PluginValidationError as exc:
-            raise PluginError(f"plugin {distribution}: {kind} strategy '{name}': {exc}") from None
+            raise PluginError(f"{where}: {_one_line(exc)}") from None
         info = StrategyInfo(
             name, kind, tuple(getattr(strategy, "java_class_names", ())), getattr(strategy, "summary", ""),
             distribution, version, hooks,
@@ -185,9 +251,48 @@ def _single_manager(strategy: Any) -> pluggy.PluginManager:
     return _single_manager_by_id(id(strategy), strategy)
 
 
+def core_default(kind: str, hook: str) -> Callable[..., Any] | None:
+    """The core's implementation of an optional hook, used when a strategy does not implement it."""
+    if kind != "plan":
+        return None  # execution_before_commit's default is to do nothing
+    from .plan.defaults import PLAN_HOOK_DEFAULTS
+
+    return PLAN_HOOK_DEFAULTS.get(hook)
+
+
 def call_hook(strategy: Any, hook: str, **kwargs: Any) -> Any:
-    """Call one hook on one strategy, through pluggy (so tracing and signature checks apply)."""
-    return getattr(_single_manager(strategy).hook, hook)(**kwargs)
+    """Call ``hook`` on ``strategy``: its own implementation through pluggy (signature checked), else the core's
+    default for that hook (None if the hook has none). The one way the core calls a strategy."""
+    caller = getattr(_single_manager(strategy).hook, hook)
+    default = None if caller.get_hookimpls() else core_default(strategy.kind, hook)
+    if default is not None:
+        result = default(**kwargs)
+    else:
+        result = caller(**kwargs)
+    if os.environ.get(TRACE_ENV):
+        _trace(strategy, hook, kwargs, result, by_default=default is not None)
+    return result
+
+
+def _trace(strategy: Any, hook: str, kwargs: dict[str, Any], result: Any, *, by_default: bool) -> None:
+    arguments = ", ".join(f"{name}={_brief(value)}" for name, value in kwargs.items())
+    source = " [core default]" if by_default else ""
+    sys.stderr.write(f"hudi-cluster hook {strategy.kind}:{strategy.name} {hook}({arguments}){source} -> {_brief(result)}\n")
+
+
+def _brief(value: Any) -> str:
+    """A value in a few words: a trace line per hook call, not a dump of every slice."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value if len(value) <= 60 else value[:57] + "...")
+    if isinstance(value, (list, tuple, set, frozenset, dict)):
+        return f"{type(value).__name__}[{len(value)}]"
+    group = getattr(value, "group", None)  # a GroupTask: which group, how big
+    if group is not None and hasattr(group, "slices"):
+        return (f"{type(value).__name__}(partition={getattr(group, 'partition', '')!r}, slices={len(group.slices)}, "
+                f"output files={getattr(group, 'num_output_file_groups', '?')})")  # fmt: skip
+    return type(value).__name__
 
 
 @lru_cache(maxsize=1)

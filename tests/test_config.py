@@ -533,9 +533,11 @@ def test_strategy_params_errors_name_strategy_key_value_and_accepted():
     )
     assert err({CS + "test.count": "many"}) == (
         f"strategy 'tester': {CS}test.count='many': not a whole number; accepted: an integer"
+        " (groups per partition, at least 1)"  # the field's description
     )
     assert err({CS + "test.count": "0"}) == (
         f"strategy 'tester': {CS}test.count='0': Input should be greater than or equal to 1; accepted: >= 1"
+        " (groups per partition, at least 1)"
     )
     message = err({CS + "test.count": "x", CS + "test.ratio": "half", "zzz": "1"})
     assert message.splitlines()[0] == "3 configuration problems:"

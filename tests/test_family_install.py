@@ -1,42 +1,42 @@
 """A family is added by installing its distribution and removed by uninstalling it; the core then names the
-distribution to install. Runs pip against the project's own venv and restores it."""
+distribution to install. pip runs in a throwaway venv (tests/support/throwaway_venv.py): the project's venv,
+which other test runs share, is never modified."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-PIP = [sys.executable, "-m", "pip", "-q"]
+from tests.support.throwaway_venv import Venv, make_venv
+
+FAMILY, DISTRIBUTION = "plugins/commit-time", "hudi-cluster-commit-time"
 
 
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "hudi_cluster_core.cli", *args], capture_output=True, text=True)
+def cli(venv: Venv, *args: object):
+    return venv.run("-m", "hudi_cluster_core.cli", *args)
 
 
-def listed_distributions():
-    return {d["distribution"] for d in json.loads(cli("plugins", "--json").stdout)}
+def listed_distributions(venv: Venv) -> set[str]:
+    listing = cli(venv, "plugins", "--json")
+    assert listing.returncode == 0, listing.stderr
+    return {d["distribution"] for d in json.loads(listing.stdout)}
 
 
-def test_uninstall_removes_a_family_and_install_brings_it_back(tmp_path):
-    assert "hudi-cluster-commit-time" in listed_distributions()
-    subprocess.run([*PIP, "uninstall", "-y", "hudi-cluster-commit-time"], check=True)
-    try:
-        assert "hudi-cluster-commit-time" not in listed_distributions()
-        missing = cli("run", "--base-path", str(tmp_path), "--mode", "scheduleAndExecute", "--hoodie-conf", "hoodie.clustering.plan.strategy.class=commit-time")
-        # the table path is checked after the strategy: either way one clear line, exit 2
-        assert missing.returncode == 2 and "Traceback" not in missing.stderr
-        from hudi_cluster_core.errors import PluginError
-        from hudi_cluster_core.plugins import StrategyRegistry
+def test_uninstall_removes_a_family_and_install_brings_it_back(tmp_path: Path):
+    venv = make_venv(tmp_path / "venv", (FAMILY,))
+    assert listed_distributions(venv) == {DISTRIBUTION}
 
-        try:
-            StrategyRegistry().resolve("plan", "commit-time")
-        except PluginError as error:
-            assert "install the distribution 'hudi-cluster-commit-time'" in str(error)
-        else:
-            raise AssertionError("commit-time still resolves after uninstall")
-    finally:
-        subprocess.run([*PIP, "install", "--no-deps", "-e", str(REPO / "plugins" / "commit-time")], check=True)
-    assert "hudi-cluster-commit-time" in listed_distributions()
+    venv.pip("uninstall", "-y", DISTRIBUTION)
+    assert DISTRIBUTION not in listed_distributions(venv)
+    table = tmp_path / "table"
+    missing = cli(venv, "run", "--base-path", table, "--mode", "scheduleAndExecute",
+                  "--hoodie-conf", "hoodie.clustering.plan.strategy.class=commit-time")  # fmt: skip
+    # the table path is checked after the strategy: either way one clear line, exit 2
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr, missing.stderr
+    code = ("from hudi_cluster_core.plugins import StrategyRegistry\n"
+            "StrategyRegistry().resolve('plan', 'commit-time')\n")  # fmt: skip
+    resolve = venv.run("-c", code)
+    assert "install the distribution 'hudi-cluster-commit-time'" in resolve.stderr, resolve.stderr
+
+    venv.pip("install", "--no-deps", "-e", Path(__file__).resolve().parents[1] / FAMILY)
+    assert listed_distributions(venv) == {DISTRIBUTION}

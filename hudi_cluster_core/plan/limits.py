@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..table import FileSlice
+
+_PLAN = "hoodie.clustering.plan.strategy."
 
 
 @dataclass(frozen=True)
 class SizeLimits:
+    """``hoodie.clustering.plan.strategy.*`` size keys, and Hudi's two size rules (:meth:`slice_size`,
+    :meth:`output_files`). ``SizeLimits.from_config(context.config)`` in a plan hook."""
+
     small_file_limit: int
     max_bytes_per_group: int
     target_file_max_bytes: int
@@ -16,15 +25,16 @@ class SizeLimits:
     single_group_clustering: bool
 
     @classmethod
-    def from_config(cls, config) -> "SizeLimits":
-        prefix = "hoodie.clustering.plan.strategy."
+    def from_config(cls, config: Any) -> SizeLimits:
         return cls(
-            int(config.get(prefix + "small.file.limit")), int(config.get(prefix + "max.bytes.per.group")),
-            int(config.get(prefix + "target.file.max.bytes")), int(config.get(prefix + "max.num.groups")),
-            int(config.get("hoodie.parquet.max.file.size")), bool(config.get(prefix + "single.group.clustering.enabled")),
+            int(config.get(_PLAN + "small.file.limit")), int(config.get(_PLAN + "max.bytes.per.group")),
+            int(config.get(_PLAN + "target.file.max.bytes")), int(config.get(_PLAN + "max.num.groups")),
+            int(config.get("hoodie.parquet.max.file.size")), bool(config.get(_PLAN + "single.group.clustering.enabled")),
         )  # fmt: skip
 
-    def slice_size(self, file_slice) -> int:
+    def slice_size(self, file_slice: FileSlice) -> int:
+        """A slice's size for packing, as Hudi counts it: its base file's size (log files are not counted), or
+        ``parquet.max.file.size`` when it has no base file."""
         return file_slice.base_file_size if file_slice.base_file else self.missing_base_size
 
     def output_files(self, group_bytes: int) -> int:

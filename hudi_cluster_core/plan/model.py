@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 
 from ..table import FileGroupId, FileSlice
+
+if TYPE_CHECKING:
+    from ..config import ClusteringConfig, StrategyParams
+    from ..table import HudiTable
 
 
 @dataclass(frozen=True)
@@ -44,9 +48,9 @@ class PlanContext:
     ones, so groupers that need key ranges or column stats stay testable without files.
     """
 
-    table: Any  # hudi_cluster_core.table.HudiTable, or None in the conformance kit
-    config: Any  # hudi_cluster_core.config.ClusteringConfig
-    params: Any  # the strategy's validated params model instance, or None
+    table: HudiTable | None  # None in the conformance kit
+    config: ClusteringConfig
+    params: StrategyParams | None  # the strategy's validated params model instance
     instant_time: str
     pending_file_groups: Mapping[FileGroupId, str] = field(default_factory=dict)
     partitions: tuple[str, ...] = ()

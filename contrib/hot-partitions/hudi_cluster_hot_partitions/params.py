@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from hudi_cluster_core.config import StrategyParams
+from hudi_cluster_core.sdk import StrategyParams, params_key
 
-_PREFIX = "hoodie.clustering.plan.strategy.hot.partitions."
-LOOKBACK_COMMITS_KEY = _PREFIX + "lookback.commits"
-LOOKBACK_MINUTES_KEY = _PREFIX + "lookback.minutes"
-TOP_N_KEY = _PREFIX + "top.n"
+LOOKBACK_COMMITS_KEY = params_key("hot-partitions", "lookback.commits")
+LOOKBACK_MINUTES_KEY = params_key("hot-partitions", "lookback.minutes")
+TOP_N_KEY = params_key("hot-partitions", "top.n")
 
 
 class HotPartitionsParams(StrategyParams):

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hudi_cluster_core.config import load_config
+from hudi_cluster_core.sdk import SizeLimits, pack_by_size
 from hudi_cluster_core.testing import check_plan_strategy, planning_inputs
 from hudi_cluster_hot_partitions import LOOKBACK_COMMITS_KEY, TOP_N_KEY, HotPartitionsPlanStrategy
-from hudi_cluster_size_based.plan import pack_by_size
 
 MB = 1024 * 1024
 busy_table_options = st.fixed_dictionaries({
@@ -39,13 +39,7 @@ def expected_heat(eligible, lookback: int) -> dict[str, tuple[int, int]]:
 
 
 def size_based_group_count(slices, options) -> int:
-    config = load_config(overrides=options)
-    return len(pack_by_size(
-        slices, max_bytes_per_group=int(config.get("hoodie.clustering.plan.strategy.max.bytes.per.group")),
-        target_file_max_bytes=int(config.get("hoodie.clustering.plan.strategy.target.file.max.bytes")),
-        max_num_groups=int(config.get("hoodie.clustering.plan.strategy.max.num.groups")),
-        missing_base_size=int(config.get("hoodie.parquet.max.file.size")),
-    ))  # fmt: skip
+    return len(pack_by_size(slices, SizeLimits.from_config(load_config(overrides=options))))
 
 
 def check_hottest_first(case, lookback: int, top_n: int):

@@ -28,9 +28,7 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
-from hudi_cluster_core.config import StrategyParams
-from hudi_cluster_core.hookspecs import hookimpl
-from hudi_cluster_core.plan.model import PlannedGroup
+from hudi_cluster_core.sdk import PlannedGroup, StrategyParams, execution_strategy, hookimpl, params_key, slices_by_partition
 from pydantic import Field
 
 from .hashing import (
@@ -42,7 +40,7 @@ log = logging.getLogger(__name__)
 _PLAN = "org.apache.hudi.client.clustering.plan.strategy."
 _RUN = "org.apache.hudi.client.clustering.run.strategy."
 JAVA_EXECUTION_CLASS = _RUN + "SparkConsistentBucketClusteringExecutionStrategy"
-REWRITE_KEY = "hoodie.clustering.plan.strategy.consistent.bucket.rewrite.unchanged"
+REWRITE_KEY = params_key("consistent-bucket", "rewrite.unchanged")
 
 
 class ConsistentBucketPlanParams(StrategyParams):
@@ -269,12 +267,8 @@ class ConsistentBucketPlanStrategy:
         merge_size = int(max_file * float(config.get("hoodie.bucket.index.merge.threshold")))
         max_groups = int(config.get("hoodie.clustering.plan.strategy.max.num.groups"))
         rewrite = context.params.rewrite_unchanged if context.params is not None else True
-        by_partition: dict[str, list] = {}
-        for file_slice in slices:
-            by_partition.setdefault(file_slice.partition, []).append(file_slice)
         groups: list[PlannedGroup] = []
-        for partition in sorted(by_partition):
-            members = by_partition[partition]
+        for partition, members in slices_by_partition(slices).items():
             metadata = self.metadata_loader(context, partition, members)
             if metadata is None:
                 log.warning("partition %r has no consistent hashing metadata: not planned", partition)
@@ -288,16 +282,7 @@ class ConsistentBucketPlanStrategy:
         return groups
 
     @hookimpl
-    def plan_finalize_groups(self, context, groups):
-        return list(groups)[: int(context.config.get("hoodie.clustering.plan.strategy.max.num.groups"))]
-
-    @hookimpl
     def plan_execution_strategy(self, context):
-        configured = context.config.get("hoodie.clustering.execution.strategy.class")
+        configured, params = execution_strategy(context)
         # our short name is stored as Hudi's class, so Apache Hudi can run the plan too
-        execution = JAVA_EXECUTION_CLASS if configured == ConsistentBucketPlanStrategy.name else configured
-        params = {}
-        sort_columns = context.config.get("hoodie.clustering.plan.strategy.sort.columns")
-        if sort_columns:
-            params["hoodie.clustering.plan.strategy.sort.columns"] = sort_columns
-        return execution, params
+        return (JAVA_EXECUTION_CLASS if configured == ConsistentBucketPlanStrategy.name else configured), params

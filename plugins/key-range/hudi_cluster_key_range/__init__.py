@@ -8,12 +8,7 @@ bloom index range pruning) opens fewer files. A component larger than the cap is
 
 from __future__ import annotations
 
-import math
-
-from hudi_cluster_core.hookspecs import hookimpl
-from hudi_cluster_core.plan.eligibility import select_eligible_slices
-from hudi_cluster_core.plan.limits import SizeLimits
-from hudi_cluster_core.plan.model import PlannedGroup
+from hudi_cluster_core.sdk import GroupCutter, PlannedGroup, SizeLimits, finalize_groups, hookimpl, slices_by_partition
 
 
 def key_range_overlap(ranges: list[tuple[str, str]]) -> float:
@@ -30,23 +25,18 @@ def key_range_overlap(ranges: list[tuple[str, str]]) -> float:
     return 2 * overlaps / len(ranges)
 
 
-def group_by_key_range(slices, stats, *, max_bytes_per_group: int, target_file_max_bytes: int,
-                       missing_base_size: int) -> list[PlannedGroup]:
-    def size(s):
-        return s.base_file_size if s.base_file else missing_base_size
+def group_by_key_range(slices, stats, limits: SizeLimits) -> list[PlannedGroup]:
+    """Per partition: files whose key ranges overlap (transitively) form a component; components are packed in
+    key order up to ``max.bytes.per.group``, a component larger than the cap cut in key order."""
 
     def key_range(s):
         st = stats(s)
         return (st.min_record_key or "", st.max_record_key or st.min_record_key or "")
 
     groups = []
-    by_partition: dict[str, list] = {}
-    for s in slices:
-        by_partition.setdefault(s.partition, []).append(s)
-    for partition in sorted(by_partition):
-        ordered = sorted(by_partition[partition], key=lambda s: (*key_range(s), s.file_id))
+    for members in slices_by_partition(slices).values():
         components, reach = [], None
-        for s in ordered:
+        for s in sorted(members, key=lambda s: (*key_range(s), s.file_id)):
             low, high = key_range(s)
             if components and reach is not None and low <= reach:
                 components[-1].append(s)
@@ -54,40 +44,24 @@ def group_by_key_range(slices, stats, *, max_bytes_per_group: int, target_file_m
             else:
                 components.append([s])
                 reach = high
-        current, total = [], 0
+        cutter = GroupCutter(limits)
         for component in components:
-            component_bytes = sum(size(s) for s in component)
-            if current and total + component_bytes > max_bytes_per_group:
-                groups.append(PlannedGroup(tuple(current), max(1, math.ceil(total / target_file_max_bytes))))
-                current, total = [], 0
-            for s in component:  # a component above the cap is cut in key order
-                if current and total + size(s) > max_bytes_per_group:
-                    groups.append(PlannedGroup(tuple(current), max(1, math.ceil(total / target_file_max_bytes))))
-                    current, total = [], 0
-                current.append(s)
-                total += size(s)
-        if current:
-            groups.append(PlannedGroup(tuple(current), max(1, math.ceil(total / target_file_max_bytes))))
+            if cutter.would_pass_cap(sum(limits.slice_size(s) for s in component)):
+                cutter.close()  # a component that fits whole starts a group of its own
+            for s in component:
+                cutter.add(s)
+        cutter.close()
+        groups += cutter.groups
     return groups
 
 
 class KeyRangePlanStrategy:
     name, kind = "key-range", "plan"
-    java_class_names = ()
-    params_model = None
     summary = "Groups small files whose footer record-key ranges overlap; output sorted by record key."
 
     @hookimpl
-    def plan_select_slices(self, context, slices):
-        return select_eligible_slices(context, slices)
-
-    @hookimpl
     def plan_group_slices(self, context, slices):
-        limits = SizeLimits.from_config(context.config)
-        return group_by_key_range(
-            slices, context.slice_stats, max_bytes_per_group=limits.max_bytes_per_group,
-            target_file_max_bytes=limits.target_file_max_bytes, missing_base_size=limits.missing_base_size,
-        )  # fmt: skip
+        return group_by_key_range(slices, context.slice_stats, SizeLimits.from_config(context.config))
 
     @hookimpl
     def plan_finalize_groups(self, context, groups):
@@ -95,8 +69,7 @@ class KeyRangePlanStrategy:
         def gain(group):
             return -key_range_overlap([(context.slice_stats(s).min_record_key or "", context.slice_stats(s).max_record_key or "") for s in group.slices])
 
-        ordered = sorted(groups, key=lambda g: (gain(g), g.partition, g.slices[0].file_id))
-        return ordered[: int(context.config.get("hoodie.clustering.plan.strategy.max.num.groups"))]
+        return finalize_groups(context, sorted(groups, key=lambda g: (gain(g), g.partition, g.slices[0].file_id)))
 
     @hookimpl
     def plan_execution_strategy(self, context):

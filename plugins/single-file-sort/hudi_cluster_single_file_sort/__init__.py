@@ -7,26 +7,19 @@ the layout is the same (one sorted file per input file), and both readers see ev
 
 from __future__ import annotations
 
-from hudi_cluster_core.hookspecs import hookimpl
-from hudi_cluster_core.plan.eligibility import select_eligible_slices
-from hudi_cluster_core.plan.model import PlannedGroup
 from hudi_cluster_core.run.sorting import sort_rows
-from hudi_cluster_size_based.execution import SortAndSizeParams
+from hudi_cluster_core.sdk import PlannedGroup, SortAndSizeParams, execution_strategy, hookimpl
 
 _P = "org.apache.hudi.client.clustering.plan.strategy."
 _R = "org.apache.hudi.client.clustering.run.strategy."
 EXECUTION_CLASS = _R + "SparkSingleFileSortExecutionStrategy"
+DEFAULT_EXECUTION = (_R + "SparkSortAndSizeExecutionStrategy", "sort-and-size")
 
 
 class SingleFileSortPlanStrategy:
     name, kind = "single-file-sort", "plan"
     java_class_names = (_P + "SparkSingleFileSortPlanStrategy",)
-    params_model = None
     summary = "Each file below small.file.limit becomes its own group with one sorted output file."
-
-    @hookimpl
-    def plan_select_slices(self, context, slices):
-        return select_eligible_slices(context, slices)
 
     @hookimpl
     def plan_group_slices(self, context, slices):
@@ -34,19 +27,10 @@ class SingleFileSortPlanStrategy:
         return [PlannedGroup((s,), 1) for s in ordered]
 
     @hookimpl
-    def plan_finalize_groups(self, context, groups):
-        return list(groups)[: int(context.config.get("hoodie.clustering.plan.strategy.max.num.groups"))]
-
-    @hookimpl
     def plan_execution_strategy(self, context):
-        params = {}
-        sort_columns = context.config.get("hoodie.clustering.plan.strategy.sort.columns")
-        if sort_columns:
-            params["hoodie.clustering.plan.strategy.sort.columns"] = sort_columns
-        configured = context.config.get("hoodie.clustering.execution.strategy.class")
+        configured, params = execution_strategy(context)
         # Hudi pairs this plan with its own execution class; keep an explicit non-default choice
-        default_run = _R + "SparkSortAndSizeExecutionStrategy"
-        return (EXECUTION_CLASS if configured in (default_run, "sort-and-size") else configured), params
+        return (EXECUTION_CLASS if configured in DEFAULT_EXECUTION else configured), params
 
 
 class SingleFileSortExecutionStrategy:

@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-from hudi_cluster_core.config import StrategyParams
-from hudi_cluster_core.hookspecs import hookimpl
 from hudi_cluster_core.run.sorting import sort_rows
-from pydantic import Field
+from hudi_cluster_core.sdk import SortAndSizeParams, hookimpl
 
 _RUN = "org.apache.hudi.client.clustering.run.strategy."
-
-
-class SortAndSizeParams(StrategyParams):
-    sort_columns: str | None = Field(
-        None, alias="hoodie.clustering.plan.strategy.sort.columns",
-        description="Comma-separated columns to sort each group by; none keeps input order.",
-    )  # fmt: skip
-
-    @property
-    def columns(self) -> list[str]:
-        return [c.strip() for c in (self.sort_columns or "").split(",") if c.strip()]
 
 
 class SortAndSizeExecutionStrategy:

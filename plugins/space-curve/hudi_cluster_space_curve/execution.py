@@ -55,7 +55,6 @@ class SpaceCurveExecutionStrategy:
 
     name = "space-curve"
     kind = "execution"
-    java_class_names = ()
     params_model = SpaceCurveParams
     summary = "Sorts each group along a z-order or Hilbert curve (DIRECT or SAMPLE build) into the planned files."
 

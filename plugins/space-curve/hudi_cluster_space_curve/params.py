@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Mapping
 
-from hudi_cluster_core.config import StrategyParams, validate_strategy_params
+from hudi_cluster_core.config import validate_strategy_params
+from hudi_cluster_core.sdk import SORT_COLUMNS_KEY, StrategyParams
 from pydantic import BeforeValidator, Field, field_validator
 
-SORT_COLUMNS_KEY = "hoodie.clustering.plan.strategy.sort.columns"
 LAYOUT_KEY = "hoodie.layout.optimize.strategy"
 BUILD_METHOD_KEY = "hoodie.layout.optimize.curve.build.method"
 SAMPLE_SIZE_KEY = "hoodie.layout.optimize.build.curve.sample.size"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
+from hudi_cluster_core.config import load_config
 from hudi_cluster_core.errors import ConfigError
 from hudi_cluster_core.plugins import default_registry
+from hudi_cluster_core.sdk import SizeLimits, pack_by_size
 from hudi_cluster_core.testing import check_plan_strategy, plan_with, planning_inputs
-from hudi_cluster_size_based.plan import SizeBasedPlanStrategy
 
 from hudi_cluster_space_curve import SpaceCurveExecutionStrategy, SpaceCurvePlanStrategy
 
@@ -18,7 +19,8 @@ SORT = {"hoodie.clustering.plan.strategy.sort.columns": "x, y"}
 @given(planning_inputs())
 def test_space_curve_plan_conforms_and_groups_like_size_based(case):
     outcome = check_plan_strategy(SpaceCurvePlanStrategy(), case, extra_options=SORT)
-    assert outcome.groups == plan_with(SizeBasedPlanStrategy(), case, extra_options=SORT).groups
+    limits = SizeLimits.from_config(load_config(overrides={**case.options, **SORT}))
+    assert list(outcome.groups) == pack_by_size(outcome.eligible, limits)[: limits.max_num_groups]
     if outcome.record is not None:
         strategy = outcome.record["clusteringPlan"]["strategy"]
         assert strategy["strategyClassName"] == "space-curve"

@@ -1,7 +1,7 @@
-"""The template strategy: the conformance kit on generated input, and one worked example.
+"""The strategy's tests: the conformance kit on generated input, and one worked example.
 
-Runs whether or not the package is installed (the project set-up does not install the template): the
-strategy is resolved from a registry built around the imported module, not from entry points.
+They run whether or not the package is installed: the strategy is resolved from a registry built around the
+imported module, not from entry points, and still goes through the registry's checks (names, hooks).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from hudi_cluster_core.table import FileSlice
 from hudi_cluster_core.table.naming import BaseFile
 from hudi_cluster_core.testing import PlanningInput, check_plan_strategy, plan_with, planning_inputs
 
-PACKAGE = "hudi_cluster_template_strategy"
+PACKAGE = "hudi_cluster_template"
 MB = 1024 * 1024
 
 

@@ -1,0 +1,30 @@
+"""Plan strategy to copy (scripts/new-strategy NAME): each partition's small files by file id, size-capped groups."""
+
+from hudi_cluster_core.sdk import Field, SizeLimits, StrategyParams, cut_in_order, hookimpl, params_key, slices_by_partition
+
+NAME = "template"  # what users set in hoodie.clustering.plan.strategy.class
+MIN_SLICES_KEY = params_key(NAME, "min.slices.per.group")  # hoodie.clustering.plan.strategy.template.min.slices...
+
+
+class TemplateParams(StrategyParams):  # each field's alias is a config key users may set; description: its help
+    min_slices_per_group: int = Field(
+        2, ge=1, alias=MIN_SLICES_KEY, description="Plan a group only if it holds at least this many file slices"
+    )
+
+
+class TemplatePlanStrategy:
+    name, kind, params_model = NAME, "plan", TemplateParams
+    java_class_names = (f"{__name__}.TemplatePlanStrategy",)  # a dotted name, like Hudi's Java class names
+    summary = "Each partition's small files in file-id order, in groups of at most max.bytes.per.group."
+
+    @hookimpl
+    def plan_group_slices(self, context, slices):  # the other plan hooks are the core's defaults
+        limits, groups = SizeLimits.from_config(context.config), []
+        for members in slices_by_partition(slices).values():
+            groups += cut_in_order(sorted(members, key=lambda s: s.file_id), limits)
+        return [group for group in groups if len(group.slices) >= context.params.min_slices_per_group]
+
+
+@hookimpl
+def hudi_cluster_strategies():
+    return [TemplatePlanStrategy()]

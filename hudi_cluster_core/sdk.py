@@ -1,0 +1,56 @@
+"""The plugin SDK: everything a strategy plugin needs from the core, in one import.
+
+Plugins import from here, never from another plugin, so this is the public, stable surface; the names are
+re-exported from where they live in the core. ``docs/plugin-models.md`` describes the models, and
+``hudi_cluster_core.hookspecs`` the hooks (which are required, and what the default of an optional one does).
+
+Hooks and models:
+    ``hookimpl``; ``FileSlice`` (with its ``BaseFile`` and ``LogFile``s), ``PlannedGroup``, ``PlanContext``, ``SliceStats``; ``StrategyParams`` (base of
+    a params model), pydantic's ``Field`` (to declare its fields) and ``params_key`` (the rule naming a strategy's
+    own keys).
+The default plan hooks, to call from an override that does only part of the work:
+    ``select_slices`` (= ``select_eligible_slices``), ``finalize_groups`` (keep ``max.num.groups``),
+    ``execution_strategy`` and ``sort_columns_params`` (the sort-columns pass-through).
+Size rules and packing:
+    ``SizeLimits`` (the size keys; ``slice_size``, ``output_files`` = ``ceil(bytes / target)``),
+    ``pack_by_size`` (Hudi's size-based packing), ``cut_in_order`` and ``GroupCutter`` (groups of consecutive
+    slices under the cap), ``slices_by_partition``.
+Execution:
+    ``SortAndSizeParams`` (the sort-columns params model of sort-and-size style execution strategies).
+Footer statistics:
+    ``footer_stats_provider`` (what ``context.slice_stats`` reads in production).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from .config import StrategyParams
+from .hookspecs import hookimpl
+from .plan.defaults import (
+    SORT_COLUMNS_KEY, SortAndSizeParams, execution_strategy, finalize_groups, select_slices, sort_columns_params,
+)  # fmt: skip
+from .plan.eligibility import select_eligible_slices
+from .plan.footer_stats import footer_stats_provider
+from .plan.limits import SizeLimits
+from .plan.model import PlanContext, PlannedGroup, SliceStats
+from .plan.packing import GroupCutter, cut_in_order, pack_by_size, slices_by_partition
+from .table import FileSlice
+from .table.naming import BaseFile, LogFile
+
+PARAMS_KEY_PREFIX = "hoodie.clustering.plan.strategy."
+
+
+def params_key(strategy_name: str, setting: str) -> str:
+    """The config key of a strategy's own setting: ``hoodie.clustering.plan.strategy.`` + the strategy's name
+    with ``-`` turned into ``.`` + ``.`` + the setting. ``params_key("my-strategy", "min.slices")`` is
+    ``hoodie.clustering.plan.strategy.my.strategy.min.slices``, as Hudi spells its own keys."""
+    return f"{PARAMS_KEY_PREFIX}{strategy_name.replace('-', '.')}.{setting}"
+
+
+__all__ = [
+    "PARAMS_KEY_PREFIX", "SORT_COLUMNS_KEY", "BaseFile", "Field", "FileSlice", "LogFile", "GroupCutter", "PlanContext", "PlannedGroup", "SizeLimits",
+    "SliceStats", "SortAndSizeParams", "StrategyParams", "cut_in_order", "execution_strategy", "finalize_groups",
+    "footer_stats_provider", "hookimpl", "pack_by_size", "params_key", "select_eligible_slices", "select_slices",
+    "slices_by_partition", "sort_columns_params",
+]  # fmt: skip
