@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from .errors import ConfigError, HudiClusterError, Interrupted, PlanError, RunFailed
-from .plan.avro_plan import StoredPlan
+from .plan.avro_plan import StoredPlan, read_plan
 from .plan.schedule import schedule
 from .plugins import StrategyRegistry, default_registry
 from .run.recovery import Ownership, claim, free_pending, recover
@@ -120,52 +120,36 @@ def cluster(
     if mode != "schedule" and not dry_run:
         rolled_back = recover(table, ownership, keep_plans=retry_last_failed_clustering_job)
         table = table.reload()
-
-    heartbeat, target = None, None
+    target, heartbeat = None, None
     if mode == "execute":
         target = instant_time or next((i.time for i in free_pending(table, ownership)), None)
         if target is None:
             return ClusterResult(None, mode, dry_run, rolled_back=tuple(rolled_back),
                                  message="no pending clustering to execute")  # fmt: skip
-        plan = _load(table, target)  # validated before anything is written
+        _load(table, target)  # validated before anything is written
         heartbeat = None if dry_run else claim(table, target, ownership)
     elif mode == "scheduleAndExecute":
-        free = free_pending(table, ownership)
-        if retry_last_failed_clustering_job:
-            candidates = [i for i in free if _age_ms(i.time) >= job_max_processing_time_ms]
-        else:  # a plan scheduled earlier and never started is work to do, not a failure: run it first
-            candidates = [i for i in free if i.state is State.REQUESTED]
-        for candidate in candidates:
-            plan = _load(table, candidate.time)
+        target, heartbeat = _claim_pending(
+            table, ownership, dry_run, retry_last_failed_clustering_job, job_max_processing_time_ms
+        )
+
+    try:  # from here on this run may own an instant: whatever fails, it is rolled back before we return
+        if target is None:
+            with timeline_lock(table.storage, ownership.wait_ms):  # plan and write it in one step: no overlap
+                table = table.reload()
+                scheduled = schedule(table, config, registry, instant_time=instant_time, dry_run=dry_run)
+                if scheduled is not None and scheduled.written and mode == "scheduleAndExecute":
+                    heartbeat = ownership.heartbeat(table, scheduled.instant_time).start()
+            if scheduled is None:
+                return ClusterResult(None, mode, dry_run, rolled_back=tuple(rolled_back), message="nothing to cluster")
+            target = scheduled.instant_time
             if dry_run:
-                target = candidate.time
-                break
-            try:
-                heartbeat, target = claim(table, candidate.time, ownership), candidate.time
-                break
-            except PlanError as busy:  # taken or finished by another run since we looked
-                log.info("%s", busy)
-
-    if target is None:
-        with timeline_lock(table.storage, ownership.wait_ms):  # plan and write it as one step: no two plans overlap
-            table = table.reload()
-            scheduled = schedule(table, config, registry, instant_time=instant_time, dry_run=dry_run)
-            if scheduled is not None and scheduled.written and mode == "scheduleAndExecute":
-                heartbeat = ownership.heartbeat(table, scheduled.instant_time).start()
-        if scheduled is None:
-            return ClusterResult(None, mode, dry_run, rolled_back=tuple(rolled_back), message="nothing to cluster")
-        target = scheduled.instant_time
-        if dry_run:
-            from .plan.avro_plan import read_plan
-
-            plan = read_plan(table.storage, target, scheduled.record, source="<dry-run plan>")
-            return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written")
+                plan = read_plan(table.storage, target, scheduled.record, source="<dry-run plan>")
+                return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written")
+            if mode == "schedule":
+                return _plan_result(table, _load(table.reload(), target), mode, False, rolled_back, "scheduled")
         table = table.reload()
         plan = _load(table, target)
-        if mode == "schedule":
-            return _plan_result(table, plan, mode, False, rolled_back, "scheduled")
-
-    try:
         if dry_run:
             return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written")
         return _execute(table, plan, config, registry, spark, spark_master, parallelism, heartbeat, rolled_back, mode)
@@ -177,6 +161,26 @@ def cluster(
     finally:
         if heartbeat is not None:
             heartbeat.stop()
+
+
+def _claim_pending(table, ownership, dry_run: bool, retry: bool, max_processing_ms: int):
+    """The pending plan a ``scheduleAndExecute`` runs before planning anew, claimed: with ``retry``, the oldest
+    failed one older than ``max_processing_ms``; otherwise one scheduled earlier and never started (work to do,
+    not a failure). Plans other live runs own are skipped."""
+    free = free_pending(table, ownership)
+    if retry:
+        candidates = [i for i in free if _age_ms(i.time) >= max_processing_ms]
+    else:
+        candidates = [i for i in free if i.state is State.REQUESTED]
+    for candidate in candidates:
+        _load(table, candidate.time)  # validated before anything is written
+        if dry_run:
+            return candidate.time, None
+        try:
+            return candidate.time, claim(table, candidate.time, ownership)
+        except PlanError as busy:  # taken or finished by another run since we looked
+            log.info("%s", busy)
+    return None, None
 
 
 def _canonical_mode(mode: str) -> str:
