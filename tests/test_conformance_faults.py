@@ -19,7 +19,9 @@ from hudi_cluster_size_based.execution import SortAndSizeExecutionStrategy, Sort
 from hudi_cluster_size_based.plan import SizeBasedPlanStrategy
 from hudi_cluster_update_strategies import RejectUpdateStrategy
 
-MAX_SECONDS = 20  # per kit run, on a 2-core machine
+# A failing kit run (search + shrink) takes 1-17 s here on 2 cores; the bound only catches a blow-up (the issue
+# measured 299 s), loose enough not to make the test timing-flaky.
+MAX_SECONDS = 60
 
 
 # ------------------------------------------------------------------------------------------- plan faults

@@ -68,9 +68,13 @@ def _short(file_id: str) -> str:
     return file_id[:8]
 
 
+def fmt_bytes(size: int) -> str:
+    return f"{size / 1024 / 1024:.1f}MB" if size >= 1024 * 1024 else f"{size / 1024:.0f}KB"
+
+
 def fmt_slice(file_slice, size: int | None = None) -> str:
     where = file_slice.partition or "(none)"
-    shown = f" {size / 1024 / 1024:.1f}MB" if size is not None else ""
+    shown = f" {fmt_bytes(size)}" if size is not None else ""
     return f"{where}/{_short(file_slice.file_id)}{shown}"
 
 
@@ -78,7 +82,7 @@ def fmt_group(index: int, group: PlannedGroup, limits: SizeLimits | None = None,
     sizes = [limits.slice_size(s) if limits else None for s in group.slices]
     shown = ", ".join(fmt_slice(s, z) for s, z in list(zip(group.slices, sizes))[:max_slices])
     more = f", +{len(group.slices) - max_slices} more" if len(group.slices) > max_slices else ""
-    total = f" = {sum(sizes) / 1024 / 1024:.1f}MB" if limits else ""
+    total = f" = {fmt_bytes(sum(sizes))}" if limits else ""
     return f"group #{index} [{shown}{more}]{total} -> {group.num_output_file_groups} file(s)"
 
 
