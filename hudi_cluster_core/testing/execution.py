@@ -1,0 +1,278 @@
+"""The execution kit: ``execute_group`` run in-process (no Spark) on a :class:`GroupTask` over a real small table.
+
+Checked for every generated group (``check_execution_strategy``; ``run_execution_kit`` runs it bounded and shrunk):
+
+* the hook returns write stats of new files in the group's partition, and their ``numWrites`` match the files;
+* **every input row written exactly once** (by record key), with its values;
+* **meta columns and ``_hoodie_commit_time`` kept** (``_hoodie_commit_time``, ``_hoodie_commit_seqno``,
+  ``_hoodie_record_key``, ``_hoodie_partition_path``; plans preserve Hudi metadata);
+* **output near the target size**: the file count is within [ceil(n/2), 2n] of n = the plan's
+  ``num_output_file_groups`` (Hudi's ``ceil(group bytes / target.file.max.bytes)``), or exactly what
+  ``expected_files(task)`` says;
+* **the declared sort holds**: with sort columns, rows are ordered within each file and the files are
+  contiguous runs of that order; linear is a lexicographic order (nulls first), z-order and Hilbert the curve key
+  of :mod:`hudi_cluster_core.io.curves` (one sort column: linear).
+
+The input tables are written by the project's append writer: several commits, files per partition, two partitions,
+columns of several types with duplicates, negatives and nulls.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from hypothesis import strategies as st
+
+from ..io.base_file import META_COLUMNS, ParquetOptions
+from ..plan.avro_plan import InputSlice, PlanGroup
+from ..plan.schedule import strategy_params
+from ..run.task import GroupTask
+from ..table import FileSlice, load_table
+from .conformance import KitFailure, _checked_call, fail, run_kit
+from .strategies import kit_dir
+
+SORT_COLUMNS_KEY = "hoodie.clustering.plan.strategy.sort.columns"
+LAYOUT_KEY = "hoodie.layout.optimize.strategy"
+LAYOUTS = ("linear", "z-order", "hilbert")
+HOOK = "execute_group"
+KEPT_META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path")
+SORT_CHOICES = (("x",), ("x", "y"), ("y", "s"), ("s", "n", "x"), ("_hoodie_record_key",), ("_hoodie_commit_time", "x"))
+
+
+@dataclass(frozen=True)
+class ExecutionInput:
+    """One generated clustering group over a real table."""
+
+    table_path: str
+    slices: tuple[FileSlice, ...]
+    sort_columns: tuple[str, ...]
+    layout: str  # linear | z-order | hilbert
+    num_output_file_groups: int
+    instant_time: str
+
+    @property
+    def partition(self) -> str:
+        return self.slices[0].partition
+
+    def describe(self) -> str:
+        return (f"{len(self.slices)} slice(s) of {self.partition!r}, sort {list(self.sort_columns)} {self.layout}, "
+                f"{self.num_output_file_groups} output file(s)")  # fmt: skip
+
+
+@lru_cache(maxsize=None)
+def execution_table(seed: int, commits: int, files: int, rows: int) -> tuple[str, tuple[FileSlice, ...]]:
+    """A small COW table (two partitions) written by the append writer; built once per spec and process."""
+    import numpy as np
+
+    from ..write.append import append
+
+    base = f"{kit_dir()}/exec-{seed}-{commits}-{files}-{rows}"
+    rng = np.random.default_rng(seed)
+    for commit in range(commits):
+        n = rows * 2 * files
+        x = rng.choice(np.round(rng.normal(0, 100, 8), 2), n) if seed % 2 else np.round(rng.normal(0, 100, n), 3)
+        strings = ["", "a", "ab", "b", "zz", "héllo", "a\u00e9b", "long-string-value"]
+        data = pa.table({
+            "id": [f"k{seed}-{commit}-{i:04d}" for i in range(n)],
+            "part": ["us" if i % 2 else "eu" for i in range(n)],
+            "x": pa.array(x + 0.0, pa.float64()),
+            "y": pa.array(rng.integers(-5, 6, n), pa.int64()),
+            "s": pa.array([None if v == 0 and seed % 3 == 0 else strings[v % len(strings)] for v in rng.integers(0, 16, n)], pa.string()),
+            "n": pa.array([None if v < 2 else int(v) for v in rng.integers(0, 40, n)], pa.int32()),
+        })  # fmt: skip
+        append(base, data, record_key="id", partition_field="part", files_per_partition=files,
+               options=ParquetOptions(bloom_enabled=False))  # fmt: skip
+    slices = tuple(sorted(load_table(base).view().latest_file_slices(), key=lambda s: (s.partition, s.base_instant, s.file_id)))
+    return base, slices
+
+
+_INSTANTS = iter(range(10**9))
+
+
+@st.composite
+def execution_inputs(draw, layouts=LAYOUTS, max_output_files: int = 4, sort: bool | str = True):
+    """A group of 1+ real slices of one partition (usually several), a declared sort and an output file count.
+
+    ``sort``: True draws sort columns or none, ``"required"`` always some, False none."""
+    table_path, slices = execution_table(draw(st.integers(0, 5)), draw(st.integers(1, 3)), draw(st.integers(1, 3)),
+                                         draw(st.sampled_from([1, 4, 12, 25])))  # fmt: skip
+    partition = draw(st.sampled_from(sorted({s.partition for s in slices})))
+    candidates = [s for s in slices if s.partition == partition]
+    count = draw(st.integers(min(2, len(candidates)), len(candidates)))
+    chosen = tuple(draw(st.permutations(candidates))[:count])
+    columns = draw(st.sampled_from(SORT_CHOICES if sort == "required" else ((),) + SORT_CHOICES)) if sort else ()
+    layout = draw(st.sampled_from(list(layouts)))
+    outputs = draw(st.integers(1, max_output_files))
+    instant = f"2027{next(_INSTANTS):013d}"
+    return ExecutionInput(table_path, chosen, columns, layout, outputs, instant)
+
+
+def group_task(strategy, case: ExecutionInput, *, group_metadata: Callable[[ExecutionInput], dict] | None = None,
+               settings: dict | None = None) -> GroupTask:  # fmt: skip
+    """The task ``build_tasks`` would make for ``case``'s group (target size per Hudi's output rule)."""
+    table = load_table(case.table_path)
+    storage = table.storage
+    inputs = tuple(
+        InputSlice(s.partition, s.file_id, storage.join(s.relative_path(s.base_file.name)) if s.base_file else None,
+                   tuple(storage.join(s.relative_path(log.name)) for log in s.log_files))
+        for s in case.slices
+    )  # fmt: skip
+    group = PlanGroup(0, case.partition, inputs, case.num_output_file_groups,
+                      dict(group_metadata(case)) if group_metadata else {})  # fmt: skip
+    input_bytes = sum(storage.info(p).size for s in inputs for p in (s.base_file, *s.log_files) if p)
+    target = max(1, math.ceil(input_bytes / case.num_output_file_groups))
+    raw_params = {SORT_COLUMNS_KEY: ",".join(case.sort_columns)} if case.sort_columns else {}
+    job = {LAYOUT_KEY: case.layout, **(settings or {})}
+    params = strategy_params(strategy, dict(raw_params)) if getattr(strategy, "params_model", None) else None
+    return GroupTask(storage.base_uri, case.instant_time, group, strategy, params, raw_params, job,
+                     ParquetOptions(bloom_enabled=False), target, True, "0-1-0")  # fmt: skip
+
+
+def _read_inputs(task: GroupTask) -> pa.Table:
+    tables = []
+    for s in task.group.slices:
+        if s.log_files:  # MOR: the merged view, as hudi-rs reads it
+            tables.append(task._read_merged(s))
+        else:
+            tables.append(pq.read_table(s.base_file, filesystem=task.storage.fs))
+    return pa.concat_tables(tables, promote_options="permissive")
+
+
+def _key_order(columns: list[str], layout: str):
+    """A function table -> list of comparable sort keys (one per row) for the declared order."""
+    if layout != "linear" and len(columns) > 1:
+        from ..io import curves
+
+        make = curves.zorder_keys if layout == "z-order" else curves.hilbert_keys
+        return lambda table: make(table, columns).to_pylist()
+
+    def linear(table: pa.Table):
+        values = [table.column(c).to_pylist() for c in columns]
+        # nulls first (Spark's ascending order); strings compare by code point, as UTF-8 bytes do
+        return [tuple((v is not None, v) for v in row) for row in zip(*values)]
+
+    return linear
+
+
+def check_execution_strategy(strategy, case: ExecutionInput, *, group_metadata=None, settings: dict | None = None,
+                             expected_files: Callable[[GroupTask], int | None] | None = None,
+                             sorts: bool = True) -> list[dict]:  # fmt: skip
+    """Run ``execute_group`` on ``case`` in-process and assert the execution invariants; returns the stats."""
+    task = group_task(strategy, case, group_metadata=group_metadata, settings=settings)
+    expected = _read_inputs(task)
+    stats = _checked_call(strategy, HOOK, task=task)
+    if not isinstance(stats, (list, tuple)) or not all(isinstance(s, dict) and "path" in s for s in stats):
+        fail(strategy, HOOK, "returns the write stats of its files", f"returned {stats!r:.120}")
+    storage = task.storage
+    partition_dir = storage.join(case.partition) if case.partition else storage.base
+    inputs = {p for s in task.group.slices for p in (s.base_file, *s.log_files) if p}
+    files = []
+    for stat in stats:
+        path = storage.strip_scheme(stat["path"]) if "://" in stat["path"] or stat["path"].startswith("file:") else stat["path"]
+        if not path.startswith("/"):
+            path = storage.join(path)
+        if posixpath.dirname(path).rstrip("/") != partition_dir.rstrip("/"):
+            fail(strategy, HOOK, "new files only in the group's partition", f"wrote {path} outside {partition_dir}")
+        if path in inputs:
+            fail(strategy, HOOK, "new files only in the group's partition", f"overwrote input file {posixpath.basename(path)}")
+        table = pq.read_table(path, filesystem=storage.fs)
+        if int(stat.get("numWrites", table.num_rows)) != table.num_rows:
+            fail(strategy, HOOK, "write stats match the files",
+                 f"{posixpath.basename(path)}: numWrites={stat.get('numWrites')}, {table.num_rows} rows")  # fmt: skip
+        files.append((posixpath.basename(path), table))
+    _check_rows(strategy, expected, files)
+    _check_file_count(strategy, task, expected.num_rows, files, expected_files)
+    if sorts and case.sort_columns:
+        _check_sort(strategy, case, files)
+    return list(stats)
+
+
+def _check_rows(strategy, expected: pa.Table, files) -> None:
+    written: dict[str, list[tuple[str, dict]]] = {}
+    for name, table in files:
+        missing = [c for c in META_COLUMNS if c not in table.column_names]
+        if missing:
+            fail(strategy, HOOK, "meta columns kept", f"{name} lacks {missing}")
+        for row in table.to_pylist():
+            written.setdefault(row["_hoodie_record_key"], []).append((name, row))
+    given = {row["_hoodie_record_key"]: row for row in expected.to_pylist()}
+    dropped = sorted(set(given) - set(written))
+    if dropped:
+        fail(strategy, HOOK, "every input row written exactly once",
+             f"{len(dropped)} of {len(given)} row(s) not written, e.g. keys {dropped[:3]}")  # fmt: skip
+    twice = sorted(k for k, rows in written.items() if len(rows) > 1)
+    if twice:
+        fail(strategy, HOOK, "every input row written exactly once",
+             f"{len(twice)} row(s) written more than once, e.g. key {twice[0]!r} in {[n[:12] for n, _ in written[twice[0]]]}")  # fmt: skip
+    extra = sorted(set(written) - set(given))
+    if extra:
+        fail(strategy, HOOK, "every input row written exactly once", f"{len(extra)} row(s) not in the input, e.g. {extra[:3]}")
+    for key, row in given.items():
+        name, out = written[key][0]
+        for column in KEPT_META:
+            if out.get(column) != row.get(column):
+                fail(strategy, HOOK, f"meta columns and {column} kept",
+                     f"key {key!r} in {name[:12]}: {column} {row.get(column)!r} -> {out.get(column)!r}")  # fmt: skip
+        changed = [c for c in row if not c.startswith("_hoodie_") and out.get(c) != row[c]]
+        if changed:
+            c = changed[0]
+            fail(strategy, HOOK, "row values kept", f"key {key!r}: {c} {row[c]!r} -> {out.get(c)!r}")
+
+
+def _check_file_count(strategy, task: GroupTask, rows: int, files, expected_files) -> None:
+    if expected_files is not None:
+        wanted = expected_files(task)
+        if wanted is not None and len(files) != wanted:
+            fail(strategy, HOOK, "output near the target size", f"{len(files)} file(s), expected {wanted}")
+        return
+    planned = max(1, min(task.num_output_file_groups, rows))
+    low, high = math.ceil(planned / 2), 2 * planned
+    if not low <= len(files) <= high:
+        fail(strategy, HOOK, "output near the target size",
+             f"{len(files)} file(s) for {rows} rows; ceil(group bytes / target) = {task.num_output_file_groups}, "
+             f"accepted {low}..{high}")  # fmt: skip
+
+
+def _check_sort(strategy, case: ExecutionInput, files) -> None:
+    columns = list(case.sort_columns)
+    layout = case.layout if len(columns) > 1 else "linear"
+    order = _key_order(columns, layout)
+    invariant = f"declared sort holds ({layout} on {','.join(columns)})"
+    runs = []
+    for name, table in files:
+        if not table.num_rows:
+            continue
+        keys = order(table)
+        for i, (a, b) in enumerate(zip(keys, keys[1:])):
+            if b < a:
+                fail(strategy, HOOK, invariant, f"{name[:12]}: row {i + 1} comes before row {i} in that order")
+        runs.append((keys[0], keys[-1], name))
+    runs.sort(key=lambda r: (r[0], r[1]))
+    for (_, last, first_name), (start, _, second_name) in zip(runs, runs[1:]):
+        if start < last:
+            fail(strategy, HOOK, invariant, f"files {first_name[:12]} and {second_name[:12]} overlap in that order")
+
+
+def run_execution_kit(strategy, *, max_examples: int = 15, layouts=LAYOUTS, max_output_files: int = 4,
+                      group_metadata=None, settings: dict | None = None, expected_files=None, sorts: bool | str = True,
+                      inputs=None) -> None:  # fmt: skip
+    """Check ``strategy`` on ``max_examples`` generated groups over real tables (shrunk, bounded, quiet).
+
+    ``layouts``: the layouts it claims to honour (``hoodie.layout.optimize.strategy``); ``sorts=False`` for a
+    strategy that does not sort, ``"required"`` for one that needs sort columns; ``max_output_files`` bounds the planned output files (1 for single-file
+    strategies); ``group_metadata(case)`` gives the plan group's extraMetadata; ``expected_files(task)`` an exact
+    file count when the strategy has its own rule."""
+    run_kit(lambda case: check_execution_strategy(strategy, case, group_metadata=group_metadata, settings=settings,
+                                                  expected_files=expected_files, sorts=bool(sorts)),
+            inputs if inputs is not None else execution_inputs(layouts, max_output_files, sorts),
+            max_examples=max_examples)  # fmt: skip
+
+
+__all__ = ["ExecutionInput", "KitFailure", "check_execution_strategy", "execution_inputs", "execution_table",
+           "group_task", "run_execution_kit"]  # fmt: skip
