@@ -21,7 +21,6 @@ with the base file size.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,17 +33,15 @@ from ..avro import decode_avro, encode_avro
 from ..config import load_config
 from ..io.storage import Storage
 from ..plan.avro_plan import build_requested_replace_metadata
-from ..plan.eligibility import select_eligible_slices, select_partitions
+from ..plan.eligibility import select_partitions
 from ..plan.limits import SizeLimits
 from ..plan.model import PlanContext, PlannedGroup, SliceStats
 from ..plan.schedule import strategy_params
 from ..plugins import call_hook
-from .strategies import FIXED_NOW, KitGenerationError, PlanningInput, load_kit_table, planning_inputs
+from .strategies import KitGenerationError, PlanningInput, load_kit_table, planning_inputs
 
 KIT_TABLE = Storage("/kit/table")  # plans of cases without a table are built against this path
 KIT_INSTANT = "20270101000000000"
-SORT_COLUMNS_KEY = "hoodie.clustering.plan.strategy.sort.columns"
-EXECUTION_CLASS_KEY = "hoodie.clustering.execution.strategy.class"
 
 
 # ----------------------------------------------------------------------------------------------- failures
@@ -92,38 +89,10 @@ def fmt_group(index: int, group: PlannedGroup, limits: SizeLimits | None = None,
 # come from hudi_cluster_core.plugins; swapping this lookup is the one change the kit needs.
 
 
-def _default_select(context, slices):
-    return select_eligible_slices(context, slices)
-
-
-def _default_finalize(context, groups):
-    return list(groups)[: int(context.config.get("hoodie.clustering.plan.strategy.max.num.groups"))]
-
-
-def _default_execution_strategy(context):
-    sort_columns = context.config.get(SORT_COLUMNS_KEY)
-    return context.config.get(EXECUTION_CLASS_KEY), ({SORT_COLUMNS_KEY: sort_columns} if sort_columns else {})
-
-
-_CORE_DEFAULTS: dict[str, Callable[..., Any]] = {
-    "plan_select_slices": _default_select,
-    "plan_finalize_groups": _default_finalize,
-    "plan_execution_strategy": _default_execution_strategy,
-}
-
-
-def core_default(hook: str) -> Callable[..., Any] | None:
-    return _CORE_DEFAULTS.get(hook)
-
-
 def _call(strategy: Any, hook: str, **kwargs: Any) -> Any:
-    """Every hook call of the kit goes through here: the strategy's hook if it has one, else the core default."""
-    if callable(getattr(strategy, hook, None)):
-        return call_hook(strategy, hook, **kwargs)
-    default = core_default(hook)
-    if default is None:
-        raise KitFailure(strategy, hook, "implements its required hooks", f"no {hook} and no core default for it")
-    return default(**kwargs)
+    """Every hook call of the kit goes through the core's one way of calling a strategy, which falls back to the
+    core default for a hook the strategy does not implement."""
+    return call_hook(strategy, hook, **kwargs)
 
 
 def _checked_call(strategy: Any, hook: str, **kwargs: Any) -> Any:

@@ -23,7 +23,7 @@ import math
 import posixpath
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from hudi_cluster_core.testing import run_plan_kit
 
-PACKAGE = "hudi_cluster_template_strategy"
+PACKAGE = "hudi_cluster_template"
 
 
 def strategy_package():
