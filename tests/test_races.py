@@ -45,17 +45,22 @@ def test_simultaneous_starts_commit_one_clustering_per_file_group(spark, table, 
 
 
 @pytest.mark.parametrize("round_", ROUNDS)
-def test_a_run_started_while_another_is_inflight_leaves_it_alone(spark, table, round_):
+@pytest.mark.parametrize("second_run", [(), ("--retry-last-failed-clustering-job",)], ids=["plain", "retry"])
+def test_a_run_started_while_another_is_inflight_leaves_it_alone(spark, table, second_run, round_):
     base, before_rs, before_hudi = table
     first = start_cli(base, pause="after-tasks=8")
     wait_for(lambda: inflight_clustering(base), what="the first run's inflight instant")
     instant = inflight_clustering(base)[0]
-    second = run_cli(base)
+    second = run_cli(base, *second_run)
     assert second.returncode == 0, second.stderr[-2000:]
     assert instant in inflight_clustering(base), "the second run touched the live instant"
     code, _, err = finish(first)
     assert code == 0, err[-2000:]
     assert instant in {i.time for i in load_table(base).timeline.completed_clustering}
+    check_rows(spark, base, before_rs, before_hudi)
+    # once committed, neither a retry nor an execute of that instant changes anything
+    again = run_cli(base, "--instant-time", instant, *second_run, mode="execute")
+    assert again.returncode == 2 and "already completed" in again.stderr, again.stderr[-1500:]
     check_rows(spark, base, before_rs, before_hudi)
 
 
@@ -72,22 +77,4 @@ def test_two_executes_of_one_instant_complete_it_once(spark, table, round_):
     loser = next(err for code, _, err in results if code == 2)
     assert len(error_lines(loser)) == 1 and instant in error_lines(loser)[0], loser[-1500:]
     assert "Traceback" not in loser
-    check_rows(spark, base, before_rs, before_hudi)
-
-
-@pytest.mark.parametrize("round_", ROUNDS)
-def test_retry_during_a_live_run_does_not_touch_it(spark, table, round_):
-    base, before_rs, before_hudi = table
-    first = start_cli(base, pause="after-tasks=8")
-    wait_for(lambda: inflight_clustering(base), what="the first run's inflight instant")
-    instant = inflight_clustering(base)[0]
-    retry = run_cli(base, "--retry-last-failed-clustering-job")
-    assert retry.returncode == 0, retry.stderr[-2000:]
-    code, _, err = finish(first)
-    assert code == 0, err[-2000:]
-    assert instant in {i.time for i in load_table(base).timeline.completed_clustering}
-    check_rows(spark, base, before_rs, before_hudi)
-    # and once committed, neither a retry nor an execute of that instant changes anything
-    again = run_cli(base, "--instant-time", instant, mode="execute")
-    assert again.returncode == 2 and "already completed" in again.stderr, again.stderr[-1500:]
     check_rows(spark, base, before_rs, before_hudi)
