@@ -19,22 +19,14 @@ from ..avro import encode_commit_metadata
 from ..errors import PlanError
 from ..failpoints import failpoint
 from ..plugins import call_hook
-from ..io.base_file import TEMP_DIR
+from ..write.base_file import TEMP_DIR
 from ..table import HudiTable, State
 from ..table.metadata_table import drop_metadata_table
 from ..table.ownership import Heartbeat, timeline_lock
+from ..table.schema import table_schema
 from ..plan.avro_plan import StoredPlan
 
 log = logging.getLogger(__name__)
-
-
-def table_schema(table: HudiTable) -> str | None:
-    """The table's Avro schema (data fields only) as Hudi records it in every commit's extraMetadata."""
-    for instant in reversed(table.timeline.completed()):
-        schema = (table.timeline.commit_metadata(instant).get("extraMetadata") or {}).get("schema")
-        if schema:
-            return schema
-    return table.config.props.get("hoodie.table.create.schema")
 
 
 def marked_files(table: HudiTable, instant_time: str) -> set[str]:

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from ..errors import PlanError
 from ..failpoints import failpoint
-from ..io.base_file import META_COLUMNS, ParquetOptions, WriteContext, write_base_file
+from ..write.base_file import META_COLUMNS, ParquetOptions, WriteContext, write_base_file
 from ..io.storage import Storage
 from ..plan.avro_plan import PlanGroup
 

@@ -14,12 +14,11 @@ import datetime as dt
 from dataclasses import dataclass
 
 from ..avro import decode_avro, encode_avro
-from ..config import load_config
+from ..config import load_config, strategy_params
 from ..io.storage import Storage
 from ..plan.avro_plan import build_requested_replace_metadata
 from ..plan.eligibility import select_partitions
 from ..plan.model import PlanContext, PlannedGroup
-from ..plan.schedule import strategy_params
 from ..plugins import call_hook
 from .strategies import PlanningInput
 

@@ -29,8 +29,8 @@ from hudi_cluster_core.config import StrategyParams
 from hudi_cluster_core.errors import PlanError
 from hudi_cluster_core.failpoints import failpoint
 from hudi_cluster_core.hookspecs import hookimpl
-from hudi_cluster_core.io.base_file import META_COLUMNS, TEMP_DIR, WriteContext, write_base_file
-from hudi_cluster_core.run.sorting import sort_rows
+from hudi_cluster_core.write.base_file import META_COLUMNS, TEMP_DIR, WriteContext, write_base_file
+from hudi_cluster_core.io.curves import sort_rows
 from hudi_cluster_core.table.properties import load_table_config
 from pydantic import Field
 

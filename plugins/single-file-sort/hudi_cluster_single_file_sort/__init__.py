@@ -10,7 +10,7 @@ from __future__ import annotations
 from hudi_cluster_core.hookspecs import hookimpl
 from hudi_cluster_core.plan.eligibility import select_eligible_slices
 from hudi_cluster_core.plan.model import PlannedGroup
-from hudi_cluster_core.run.sorting import sort_rows
+from hudi_cluster_core.io.curves import sort_rows
 from hudi_cluster_size_based.execution import SortAndSizeParams
 
 _P = "org.apache.hudi.client.clustering.plan.strategy."

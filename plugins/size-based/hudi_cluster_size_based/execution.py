@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hudi_cluster_core.config import StrategyParams
 from hudi_cluster_core.hookspecs import hookimpl
-from hudi_cluster_core.run.sorting import sort_rows
+from hudi_cluster_core.io.curves import sort_rows
 from pydantic import Field
 
 _RUN = "org.apache.hudi.client.clustering.run.strategy."

@@ -16,8 +16,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..table.naming import make_base_file_name, new_file_id
-from .bloom import bloom_footer
-from .storage import Storage
+from ..io.bloom import bloom_footer
+from ..io.storage import Storage
 
 META_COLUMNS = (
     "_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
