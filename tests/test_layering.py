@@ -1,4 +1,4 @@
-"""The core's imports go one way: foundation → table (view last) → write, plan → run → commit → driver → entry points.
+"""The core's imports go one way: foundation → table (view last) → write, plan → run → commit → driver → entry.
 
 Every ``import`` and ``from … import`` of ``hudi_cluster_core`` is read with ``ast`` (those inside functions and
 ``TYPE_CHECKING`` blocks included: a lazy import reaching back up is still a cycle in the design). Nothing is
@@ -98,7 +98,7 @@ def test_no_module_imports_a_higher_layer(module):
 
 def test_plan_and_write_are_independent():
     crossing = [(m, t) for m, targets in GRAPH.items() for t in targets
-                if (m.startswith("plan") and t.startswith("write")) or (m.startswith("write") and t.startswith("plan"))]  # fmt: skip
+                if {m.split(".")[0], t.split(".")[0]} == {"plan", "write"}]  # fmt: skip
     assert not crossing
 
 

@@ -84,7 +84,7 @@ class GroupTask:
         ``num_files`` files (default: the plan's ``num_output_file_groups``), or one per entry of ``file_ids``
         when the strategy chooses the output file ids (a bucket index names its file groups); never more files
         than rows, and one (empty) file for an empty table. Without preserved metadata the rows are stamped with
-        the clustering instant and fresh sequence numbers, as Hudi does."""
+        the clustering instant and fresh sequence numbers (counted from 0 in each call), as Hudi does."""
         if file_ids is not None:
             file_ids = list(file_ids)
             _check_file_ids(file_ids, num_files, self.group.index)
@@ -110,7 +110,9 @@ def _check_file_ids(file_ids: list[str], num_files: int | None, group_index: int
         raise PlanError(f"group {group_index}: write(num_files={num_files}) with {len(file_ids)} file_ids")
     bad = [f for f in file_ids if not f or "_" in f or "." in f or "/" in f]
     if bad:
-        raise PlanError(f"group {group_index}: output file id {bad[0]!r}; accepted: no '_', '.' or '/' (Hudi splits names on them)")
+        raise PlanError(
+            f"group {group_index}: output file id {bad[0]!r}; accepted: no '_', '.' or '/' (Hudi splits names on them)"
+        )
     if len(set(file_ids)) != len(file_ids):
         raise PlanError(f"group {group_index}: output file ids repeat: {file_ids}")
 
@@ -141,12 +143,14 @@ class _SliceReader:
         reader = HudiFileGroupReader(self.base_uri)
         logs = [self._relative(p) for p in input_slice.log_files]
         if input_slice.base_file:
-            return pa.Table.from_batches([reader.read_file_slice_from_paths(self._relative(input_slice.base_file), logs)])
+            batch = reader.read_file_slice_from_paths(self._relative(input_slice.base_file), logs)
+            return pa.Table.from_batches([batch])
         empty = self._write_empty_base()
         try:
-            return pa.Table.from_batches([reader.read_file_slice_from_paths(self._relative(empty), logs)])
+            batch = reader.read_file_slice_from_paths(self._relative(empty), logs)
         finally:
             self.storage.delete_file(empty)
+        return pa.Table.from_batches([batch])
 
     def _relative(self, path: str) -> str:
         base = self.storage.base.rstrip("/") + "/"

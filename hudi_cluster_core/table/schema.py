@@ -34,5 +34,6 @@ def check_sort_columns(table: HudiTable, sort_columns: str | None) -> None:
     missing = [c for c in columns if c not in (*META_FIELDS, *data_fields)]
     if missing:
         raise ConfigError(
-            f"{SORT_COLUMNS_KEY}={sort_columns}: {', '.join(missing)} not in the table; columns: {', '.join(data_fields)}"
+            f"{SORT_COLUMNS_KEY}={sort_columns}: {', '.join(missing)} not in the table; "
+            f"columns: {', '.join(data_fields)}"
         )
