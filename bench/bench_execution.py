@@ -394,10 +394,10 @@ def profile(bench: Bench, args) -> dict:
 
     from hudi_cluster_core.api import cluster
     from hudi_cluster_core.config import load_config
-    from hudi_cluster_core.io import base_file as bf
+    from hudi_cluster_core.write import base_file as bf
     from hudi_cluster_core.plugins import default_registry
     from hudi_cluster_core.run.execute import build_tasks, load_stored_plan
-    from hudi_cluster_core.run.sorting import sort_rows
+    from hudi_cluster_core.io.curves import sort_rows
     from hudi_cluster_core.table import load_table
 
     copy = common.fresh_copy(bench.source, "profile")

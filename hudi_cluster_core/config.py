@@ -312,6 +312,18 @@ def _read_props(path: str | Path, problems: list[str], seen: set[str], via: str)
     return entries
 
 
+def strategy_params(strategy: Any, raw: Mapping[str, Any]) -> BaseModel | None:
+    """The params ``strategy`` declares (its ``params_model``), validated from the keys of ``raw`` it names.
+
+    ``raw`` is the job's configuration or a plan's ``strategyParams``; keys the model does not declare are ignored.
+    None when the strategy declares no params."""
+    model = getattr(strategy, "params_model", None)
+    if model is None:
+        return None
+    known = {info.alias or name for name, info in model.model_fields.items()}
+    return validate_strategy_params(model, {k: v for k, v in raw.items() if k in known}, strategy=strategy.name)
+
+
 # ------------------------------------------------------------------------------------- strategy params
 
 

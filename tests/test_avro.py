@@ -19,7 +19,6 @@ from hudi_cluster_core.avro import (
     encode_avro,
     encode_commit_metadata,
     encode_container,
-    new_write_stat,
     record_fields,
     schema,
     schema_json,
@@ -30,6 +29,11 @@ from hudi_cluster_core.errors import PlanError, TableError
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "hudi_cluster_core" / "avro" / "schemas"
+
+
+def _write_stat(**fields) -> dict:
+    """A HoodieWriteStat with all of its fields (None unless given), in Avro field order."""
+    return {**dict.fromkeys(f["name"] for f in record_fields("HoodieCommitMetadata", "HoodieWriteStat")), **fields}
 
 
 def _non_empty_files(in_dir) -> list[Path]:
@@ -137,7 +141,7 @@ def test_v6_json_commit_and_inflight_all_reencode_byte_identical(path):
     meta = decode_commit_metadata(data, layout_version=1, source=str(path))
     assert set(meta) == {"partitionToWriteStats", "partitionToReplaceFileIds", "compacted", "extraMetadata", "operationType"}
     stats = [s for group in meta["partitionToWriteStats"].values() for s in group]
-    assert stats and all(set(new_write_stat()) <= set(s) for s in stats)
+    assert stats and all(set(_write_stat()) <= set(s) for s in stats)
     assert encode_commit_metadata(meta, layout_version=1, replace=False) == data
 
 
@@ -192,15 +196,6 @@ def test_jackson_escapes_and_doubles():
 def test_empty_commit_metadata_is_empty_dict():
     assert decode_commit_metadata(b"", layout_version=1) == {}
     assert decode_commit_metadata(b"", layout_version=2) == {}
-
-
-def test_new_write_stat_has_every_field():
-    stat = new_write_stat(fileId="f", numWrites=3)
-    assert list(stat) == [f["name"] for f in record_fields("HoodieCommitMetadata", "HoodieWriteStat")]
-    assert stat["fileId"] == "f" and stat["numWrites"] == 3
-    assert sum(v is None for v in stat.values()) == 29
-    with pytest.raises(PlanError, match="numWrite'"):
-        new_write_stat(numWrite=3)
 
 
 # ------------------------------------------------------------------------------------------- properties
@@ -376,7 +371,7 @@ def test_missing_required_field_is_plan_error():
 
 @pytest.mark.parametrize("layout", [1, 2])
 def test_bad_commit_metadata_is_plan_error_naming_field(layout):
-    stat = new_write_stat(fileId="f", numWrites="3")
+    stat = _write_stat(fileId="f", numWrites="3")
     meta = {"partitionToWriteStats": {"p": [stat]}, "compacted": False, "extraMetadata": {}, "operationType": "CLUSTER"}
     with pytest.raises(PlanError, match=r"field partitionToWriteStats\['p'\]\[0\]\.numWrites is '3' \(str\); accepted: null or long"):
         encode_commit_metadata(meta, layout_version=layout, replace=False)

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hudi_cluster_core.errors import PlanError
 from hudi_cluster_core.io.curves import (
     curve_sort_indices,
     hilbert_keys,
@@ -355,7 +356,7 @@ def test_layout_names():
     table = pa.table({"a": [2, 1], "b": [1, 2]})
     for name in ("Z_ORDER", "z-order", "ZORDER", "zorder", "Hilbert", "linear"):
         assert_permutation(curve_sort_indices(table, ["a", "b"], name), 2)
-    with pytest.raises(ValueError):
+    with pytest.raises(PlanError, match="accepted: linear, z-order, hilbert"):
         curve_sort_indices(table, ["a", "b"], "spiral")
     with pytest.raises(KeyError):
         curve_sort_indices(table, ["a", "nope"], "hilbert")

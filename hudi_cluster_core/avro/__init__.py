@@ -10,7 +10,7 @@ from .codec import (
     schema_json,
     validate,
 )
-from .commit_json import decode_commit_metadata, encode_commit_metadata, new_write_stat, to_jackson_json
+from .commit_json import decode_commit_metadata, encode_commit_metadata, to_jackson_json
 
 __all__ = [
     "SCHEMA_NAMES",
@@ -19,7 +19,6 @@ __all__ = [
     "encode_avro",
     "encode_commit_metadata",
     "encode_container",
-    "new_write_stat",
     "record_fields",
     "schema",
     "schema_json",

@@ -46,17 +46,6 @@ def _write_stat_fields() -> list[str]:
     return [f["name"] for f in record_fields("HoodieCommitMetadata", "HoodieWriteStat")]
 
 
-def new_write_stat(**fields) -> dict:
-    """A HoodieWriteStat with all of its fields (None unless given), in Avro field order."""
-    names = _write_stat_fields()
-    unknown = [k for k in fields if k not in names]
-    if unknown:
-        raise PlanError(f"HoodieWriteStat has no field {unknown[0]!r}; fields: {', '.join(names)}")
-    stat = dict.fromkeys(names)
-    stat.update(fields)
-    return stat
-
-
 # ------------------------------------------------------------------------------------------------ decode
 
 

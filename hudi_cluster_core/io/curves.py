@@ -24,6 +24,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import PlanError
+
 HILBERT_BITS = 63
 HILBERT_INDEX_BYTES = 63
 LONG_MAX = np.uint64(0x7FFFFFFFFFFFFFFF)
@@ -35,12 +37,16 @@ _ROWS_PER_BATCH = 32768
 _THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
-def _layout_name(layout: str) -> str:
-    name = layout.strip().lower().replace("-", "").replace("_", "")
-    try:
-        return {"linear": "linear", "zorder": "z-order", "hilbert": "hilbert"}[name]
-    except KeyError:
-        raise ValueError(f"unknown layout {layout!r}; expected LINEAR, ZORDER or HILBERT") from None
+LAYOUTS = ("linear", "z-order", "hilbert")
+_LAYOUT_SPELLINGS = {"linear": "linear", "zorder": "z-order", "hilbert": "hilbert"}
+
+
+def canonical_layout(name: str) -> str:
+    """``linear``, ``z-order`` or ``hilbert`` for any spelling Hudi's enum takes (any case; ``-``/``_`` ignored)."""
+    layout = _LAYOUT_SPELLINGS.get(str(name).strip().lower().replace("-", "").replace("_", ""))
+    if layout is None:
+        raise PlanError(f"hoodie.layout.optimize.strategy={name!r}; accepted: linear, z-order, hilbert")
+    return layout
 
 
 def hudi_dimension_order(field_names: list[str], columns: list[str]) -> list[str]:
@@ -396,7 +402,7 @@ def _byte_matrix_sort_indices(matrix: np.ndarray) -> pa.Array:
 
 def curve_sort_indices(table: pa.Table, columns: list[str], layout: str) -> pa.Array:
     """Row indices in the order Hudi's layout optimisation writes them (stable for equal keys)."""
-    layout = _layout_name(layout)
+    layout = canonical_layout(layout)
     columns = list(columns)
     if not columns:
         return pa.array(np.arange(table.num_rows, dtype=np.uint64))
@@ -411,3 +417,17 @@ def curve_sort_indices(table: pa.Table, columns: list[str], layout: str) -> pa.A
     if len(columns) <= 7:  # only the last 8 * dims bytes can be non-zero (see _hilbert_index_bytes)
         keys = keys[:, HILBERT_INDEX_BYTES - 8 * len(columns) :]
     return _byte_matrix_sort_indices(keys)
+
+
+def sort_rows(table: pa.Table, columns: list[str], layout: str = "linear") -> pa.Table:
+    """``table`` ordered by ``columns`` in ``layout`` (Spark's order for linear: nulls first, NaN last; Hudi's
+    curve bytes for z-order and Hilbert); unchanged when no columns are given."""
+    if not columns or table.num_rows < 2:
+        return table
+    missing = [c for c in columns if c not in table.column_names]
+    if missing:
+        raise PlanError(
+            f"hoodie.clustering.plan.strategy.sort.columns names {missing}, not in the table; "
+            f"columns: {', '.join(table.column_names)}"
+        )
+    return table.take(curve_sort_indices(table, columns, layout))

@@ -6,10 +6,12 @@ import logging
 from dataclasses import dataclass
 
 from ..avro import encode_avro
+from ..config import strategy_params
 from ..errors import ConfigError, PlanError, PluginError
 from ..failpoints import failpoint
 from ..plugins import StrategyRegistry, call_hook
 from ..table import HudiTable, State
+from ..table.schema import SORT_COLUMNS_KEY, check_sort_columns
 from .avro_plan import build_requested_replace_metadata
 from .eligibility import select_partitions
 from .footer_stats import footer_stats_provider
@@ -26,39 +28,6 @@ class ScheduledPlan:
     groups: tuple[PlannedGroup, ...]
     record: dict  # the HoodieRequestedReplaceMetadata written (or that would be written, on a dry run)
     written: bool
-
-
-def strategy_params(strategy, raw: dict[str, str]):
-    """Validate the params a strategy declares, taking them from the Hudi keys present in ``raw``."""
-    from ..config import validate_strategy_params
-
-    model = getattr(strategy, "params_model", None)
-    if model is None:
-        return None
-    known = {f.alias or name for name, f in model.model_fields.items()}
-    return validate_strategy_params(model, {k: v for k, v in raw.items() if k in known}, strategy=strategy.name)
-
-
-SORT_COLUMNS_KEY = "hoodie.clustering.plan.strategy.sort.columns"
-
-
-def check_sort_columns(table: HudiTable, sort_columns: str | None) -> None:
-    """Fail before anything is written when a sort column is not a column of the table."""
-    import json
-
-    from ..run.commit import table_schema
-
-    columns = [c.strip() for c in (sort_columns or "").split(",") if c.strip()]
-    schema = table_schema(table)
-    if not columns or not schema:
-        return
-    known = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
-             "_hoodie_file_name", *(f["name"] for f in json.loads(schema).get("fields", []))]  # fmt: skip
-    missing = [c for c in columns if c not in known]
-    if missing:
-        raise ConfigError(
-            f"{SORT_COLUMNS_KEY}={sort_columns}: {', '.join(missing)} not in the table; columns: {', '.join(known[5:])}"
-        )
 
 
 def check_instant_time(table: HudiTable, instant_time: str) -> None:

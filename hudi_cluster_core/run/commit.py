@@ -12,41 +12,20 @@ files it wrote (they carry ``T`` and would otherwise become visible once ``T`` i
 from __future__ import annotations
 
 import logging
-import posixpath
 from collections import defaultdict
 
 from ..avro import encode_commit_metadata
 from ..errors import PlanError
 from ..failpoints import failpoint
 from ..plugins import call_hook
-from ..io.base_file import TEMP_DIR
+from ..write.base_file import TEMP_DIR, marked_files
 from ..table import HudiTable, State
 from ..table.metadata_table import drop_metadata_table
 from ..table.ownership import Heartbeat, timeline_lock
+from ..table.schema import table_schema
 from ..plan.avro_plan import StoredPlan
 
 log = logging.getLogger(__name__)
-
-
-def table_schema(table: HudiTable) -> str | None:
-    """The table's Avro schema (data fields only) as Hudi records it in every commit's extraMetadata."""
-    for instant in reversed(table.timeline.completed()):
-        schema = (table.timeline.commit_metadata(instant).get("extraMetadata") or {}).get("schema")
-        if schema:
-            return schema
-    return table.config.props.get("hoodie.table.create.schema")
-
-
-def marked_files(table: HudiTable, instant_time: str) -> set[str]:
-    """Data files (relative paths) that have a CREATE/MERGE/APPEND marker for ``instant_time``."""
-    storage = table.storage
-    root = storage.join(TEMP_DIR, instant_time)
-    found = set()
-    for entry in storage.list(root, recursive=True):
-        if not entry.is_dir and ".marker." in entry.name:
-            relative = posixpath.relpath(entry.path, root)
-            found.add(relative.rsplit(".marker.", 1)[0])
-    return found
 
 
 def commit_clustering(

@@ -5,15 +5,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from ..config import strategy_params
 from ..errors import PlanError
 from ..failpoints import failpoint
-from ..io.base_file import ParquetOptions
+from ..write.base_file import ParquetOptions
 from ..plan.avro_plan import StoredPlan, read_plan
-from ..plan.schedule import SORT_COLUMNS_KEY, check_sort_columns, strategy_params
 from ..plan.validate import validate_plan
 from ..plugins import StrategyRegistry
 from ..table import HudiTable, State
 from ..table.ownership import Heartbeat, timeline_lock
+from ..table.schema import SORT_COLUMNS_KEY, check_sort_columns
 from .commit import commit_clustering
 from .rollback import pending_rollback_of, rollback_clustering
 from .spark import run_group_tasks

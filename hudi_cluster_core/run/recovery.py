@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass
 
 from ..errors import PlanError
-from ..io.base_file import TEMP_DIR
+from ..write.base_file import TEMP_DIR
 from ..table import HudiTable, Instant, State
 from ..table.ownership import HEARTBEAT_DIR, Heartbeat, HeartbeatState, heartbeat_state, timeline_lock
 from .rollback import clustering_rollback_targets, rollback_clustering

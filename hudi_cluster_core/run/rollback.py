@@ -26,11 +26,10 @@ from collections import defaultdict
 from ..avro import decode_avro, encode_avro
 from ..errors import PlanError
 from ..failpoints import failpoint
-from ..io.base_file import TEMP_DIR
+from ..write.base_file import TEMP_DIR, marked_files
 from ..table import HudiTable, Instant, State
 from ..table.naming import parse_base_file
 from ..table.ownership import timeline_lock
-from .commit import marked_files
 
 log = logging.getLogger(__name__)
 

@@ -7,17 +7,19 @@ Rows never leave Arrow: base files are read with pyarrow and written with pyarro
 from __future__ import annotations
 
 import math
+import posixpath
+import uuid
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import PlanError
 from ..failpoints import failpoint
-from ..io.base_file import META_COLUMNS, ParquetOptions, WriteContext, write_base_file
 from ..io.storage import Storage
-from ..plan.avro_plan import PlanGroup
+from ..plan.avro_plan import InputSlice, PlanGroup
+from ..write.base_file import META_COLUMNS, TEMP_DIR, ParquetOptions, WriteContext, write_base_file
 
 
 @dataclass(frozen=True)
@@ -53,36 +55,41 @@ class GroupTask:
         storage = self.storage
         return sum(storage.info(path).size for s in self.group.slices for path in (s.base_file, *s.log_files) if path)
 
-    def read_arrow(self) -> pa.Table:
-        """All rows of the group's slices, meta columns included, in file order."""
-        storage = self.storage
-        tables = []
-        for input_slice in self.group.slices:
-            if input_slice.log_files:
-                tables.append(self._read_merged(input_slice))
-            elif input_slice.base_file is None:
-                raise PlanError(f"file group {input_slice.partition}/{input_slice.file_id} has no base file and no log files")
-            else:
-                tables.append(pq.read_table(input_slice.base_file, filesystem=storage.fs))
+    def read_slices(self) -> list[tuple[InputSlice, pa.Table]]:
+        """``(slice, its rows)`` for every slice of the group, in plan order, Hudi's meta columns included.
+
+        Every slice shape is read: a base file alone (pyarrow), a base file with log files and a log-only slice
+        (no base file, as MOR and bucket tables have) merged by hudi-rs's file-group reader (updates, deletes,
+        ordering field). A slice with neither base nor log files is a :class:`PlanError`."""
+        reader = _SliceReader(self.base_uri, self.instant_time)
+        return [(input_slice, reader.read(input_slice)) for input_slice in self.group.slices]
+
+    def read_arrow(self, slices: list[tuple[InputSlice, pa.Table]] | None = None) -> pa.Table:
+        """All rows of the group (of ``slices`` when given, as :meth:`read_slices` returned them) as one table,
+        meta columns included, in slice order."""
+        tables = [rows for _, rows in (self.read_slices() if slices is None else slices)]
+        if not tables:
+            raise PlanError(f"group {self.group.index} has no slices")
         table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
         missing = [c for c in META_COLUMNS if c not in table.column_names]
         if missing:
             raise PlanError(f"group {self.group.index}: input files lack Hudi meta columns {missing}")
         return table
 
-    def _read_merged(self, input_slice) -> pa.Table:
-        """A MOR slice's base file merged with its log files (updates, deletes, ordering field), by hudi-rs."""
-        from hudi import HudiFileGroupReader
+    def write(
+        self, table: pa.Table, num_files: int | None = None, *, file_ids: Sequence[str] | None = None
+    ) -> list[dict]:
+        """Write ``table`` as base files of contiguous rows in the group's partition; returns their write stats.
 
-        storage = self.storage
-        base = storage.base.rstrip("/") + "/"
-        relative = [p[len(base):] if p.startswith(base) else p for p in (input_slice.base_file or "", *input_slice.log_files)]
-        batch = HudiFileGroupReader(self.base_uri).read_file_slice_from_paths(relative[0], list(relative[1:]))
-        return pa.Table.from_batches([batch])
-
-    def write(self, table: pa.Table, num_files: int | None = None) -> list[dict]:
-        """Write ``table`` as ``num_files`` base files of contiguous rows (default: the plan's output count)."""
-        count = max(1, min(num_files or self.num_output_file_groups, max(table.num_rows, 1)))
+        ``num_files`` files (default: the plan's ``num_output_file_groups``), or one per entry of ``file_ids``
+        when the strategy chooses the output file ids (a bucket index names its file groups); never more files
+        than rows, and one (empty) file for an empty table. Without preserved metadata the rows are stamped with
+        the clustering instant and fresh sequence numbers (counted from 0 in each call), as Hudi does."""
+        if file_ids is not None:
+            file_ids = list(file_ids)
+            _check_file_ids(file_ids, num_files, self.group.index)
+        wanted = len(file_ids) if file_ids is not None else (num_files or self.num_output_file_groups)
+        count = max(1, min(wanted, max(table.num_rows, 1)))
         if not self.preserve_hoodie_metadata:
             table = _restamp(table, self.instant_time, self.write_token)
         context = WriteContext(self.base_uri, self.instant_time, self.partition, self.write_token, self.options)
@@ -91,9 +98,74 @@ class GroupTask:
         stats = []
         for index in range(count):
             chunk = table.slice(index * rows_per_file, rows_per_file) if rows_per_file else table
-            stats.append(write_base_file(storage, context, chunk))
+            stats.append(write_base_file(storage, context, chunk, file_id=file_ids[index] if file_ids else None))
             failpoint("task-after-first-file")
         return stats
+
+
+def _check_file_ids(file_ids: list[str], num_files: int | None, group_index: int) -> None:
+    if not file_ids:
+        raise PlanError(f"group {group_index}: write(file_ids=[]) names no output file")
+    if num_files is not None and num_files != len(file_ids):
+        raise PlanError(f"group {group_index}: write(num_files={num_files}) with {len(file_ids)} file_ids")
+    bad = [f for f in file_ids if not f or "_" in f or "." in f or "/" in f]
+    if bad:
+        raise PlanError(
+            f"group {group_index}: output file id {bad[0]!r}; accepted: no '_', '.' or '/' (Hudi splits names on them)"
+        )
+    if len(set(file_ids)) != len(file_ids):
+        raise PlanError(f"group {group_index}: output file ids repeat: {file_ids}")
+
+
+class _SliceReader:
+    """Reads input slices of one table; log-only slices through a throw-away empty base file.
+
+    hudi-rs 0.5.0's ``read_file_slice_from_paths`` fails on a slice without a base file (``Failed to read base
+    file schema ''``); merging the logs against a zero-row parquet file with the table's schema (meta fields
+    included) gives the slice's rows. That file lives under ``.hoodie/.temp/<T>/`` (never a data file; the
+    rollback and the commit clear the folder) and is deleted right after the read."""
+
+    def __init__(self, base_uri: str, instant_time: str):
+        self.base_uri = base_uri
+        self.instant_time = instant_time
+        self.storage = Storage(base_uri)
+        self._empty_schema: pa.Schema | None = None
+
+    def read(self, input_slice: InputSlice) -> pa.Table:
+        if not input_slice.log_files:
+            if input_slice.base_file is None:
+                raise PlanError(
+                    f"file group {input_slice.partition}/{input_slice.file_id} has no base file and no log files"
+                )
+            return pq.read_table(input_slice.base_file, filesystem=self.storage.fs)
+        from hudi import HudiFileGroupReader
+
+        reader = HudiFileGroupReader(self.base_uri)
+        logs = [self._relative(p) for p in input_slice.log_files]
+        if input_slice.base_file:
+            batch = reader.read_file_slice_from_paths(self._relative(input_slice.base_file), logs)
+            return pa.Table.from_batches([batch])
+        empty = self._write_empty_base()
+        try:
+            batch = reader.read_file_slice_from_paths(self._relative(empty), logs)
+        finally:
+            self.storage.delete_file(empty)
+        return pa.Table.from_batches([batch])
+
+    def _relative(self, path: str) -> str:
+        base = self.storage.base.rstrip("/") + "/"
+        return path[len(base) :] if path.startswith(base) else path
+
+    def _write_empty_base(self) -> str:
+        if self._empty_schema is None:
+            from hudi import HudiTable as RsTable
+
+            self._empty_schema = RsTable(self.base_uri).get_schema_with_meta_fields()
+        path = self.storage.join(TEMP_DIR, self.instant_time, f"empty-base-{uuid.uuid4().hex}.parquet")
+        self.storage.fs.create_dir(posixpath.dirname(path), recursive=True)
+        with self.storage.fs.open_output_stream(path) as sink:
+            pq.write_table(self._empty_schema.empty_table(), sink)
+        return path
 
 
 def _restamp(table: pa.Table, instant_time: str, write_token: str) -> pa.Table:

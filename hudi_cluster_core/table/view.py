@@ -17,9 +17,10 @@ import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Iterable
 
 from .naming import BaseFile, LogFile, parse_base_file, parse_log_file
-from .timeline import Instant, Timeline
+from .timeline import Timeline
 
 PARTITION_METAFILE_PREFIX = ".hoodie_partition_metadata"
 _SKIPPED_TOP_DIRS = (".hoodie", "_delta_log", "metadata")
@@ -170,15 +171,23 @@ class FileSystemView:
                     replaced.update(FileGroupId(partition, fid) for fid in file_ids)
         return replaced
 
-    def latest_file_slices(self, as_of: str | None = None) -> list[FileSlice]:
-        """The latest slice of every visible file group, as of a completed instant (default: the latest)."""
+    def file_slices(self, partition: str, file_id: str) -> list[FileSlice]:
+        """Every committed slice of one file group, oldest first, by Hudi's log-to-slice rule (module docstring):
+        a file group without a base file is one slice holding all of its logs, not one slice per log."""
+        files = self._group_files(partition).get(file_id)
+        return list(self._slices(partition, file_id, files).values()) if files else []
+
+    def latest_file_slices(self, as_of: str | None = None, partitions: Iterable[str] | None = None) -> list[FileSlice]:
+        """The latest slice of every visible file group (of ``partitions`` when given), as of a completed instant
+        (default: the latest). Log-only file groups are included, each as one slice with every log file."""
         writes = self.timeline.completed()
         if not writes:
             return []
         as_of = as_of or writes[-1].time
         replaced = self.replaced_file_groups(as_of)
+        wanted = self.partitions if partitions is None else sorted(set(partitions) & set(self._listing))
         result = []
-        for partition in self.partitions:
+        for partition in wanted:
             for file_id, files in sorted(self._group_files(partition).items()):
                 if FileGroupId(partition, file_id) in replaced:
                     continue

@@ -30,13 +30,12 @@ from hypothesis import HealthCheck, Verbosity, given
 from hypothesis import settings as hypothesis_settings
 
 from ..avro import decode_avro, encode_avro
-from ..config import load_config
+from ..config import load_config, strategy_params
 from ..io.storage import Storage
 from ..plan.avro_plan import build_requested_replace_metadata
 from ..plan.eligibility import select_partitions
 from ..plan.limits import SizeLimits
 from ..plan.model import PlanContext, PlannedGroup, SliceStats
-from ..plan.schedule import strategy_params
 from ..plugins import call_hook
 from .strategies import KitGenerationError, PlanningInput, load_kit_table, planning_inputs
 

@@ -29,9 +29,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from hypothesis import strategies as st
 
-from ..io.base_file import META_COLUMNS, ParquetOptions
+from ..write.base_file import META_COLUMNS, ParquetOptions
 from ..plan.avro_plan import InputSlice, PlanGroup
-from ..plan.schedule import strategy_params
+from ..config import strategy_params
 from ..run.task import GroupTask
 from ..table import FileSlice, load_table
 from .conformance import KitFailure, _checked_call, fail, run_kit

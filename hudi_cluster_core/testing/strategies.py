@@ -32,7 +32,7 @@ from functools import lru_cache
 from hypothesis import strategies as st
 
 from ..plan.model import SliceStats
-from ..io.base_file import ParquetOptions
+from ..write.base_file import ParquetOptions
 from ..table import FileSlice
 from ..table.naming import BaseFile, LogFile
 

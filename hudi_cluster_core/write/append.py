@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from .. import javaprops
 from ..avro import encode_commit_metadata
 from ..errors import ConfigError
-from ..io.base_file import TEMP_DIR, ParquetOptions, WriteContext, write_base_file
+from .base_file import TEMP_DIR, ParquetOptions, WriteContext, write_base_file
 from ..io.storage import Storage
 from ..table import load_table
 from ..table.metadata_table import drop_metadata_table

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hudi_cluster_core.errors import ConfigError
-from hudi_cluster_core.plan.schedule import strategy_params
+from hudi_cluster_core.config import strategy_params
 from hudi_cluster_core.table import FileSlice
 from hudi_cluster_core.table.naming import BaseFile
 from hudi_cluster_hot_partitions import (

@@ -28,7 +28,7 @@ def test_window_must_be_positive():
     import pytest
 
     from hudi_cluster_core.errors import ConfigError
-    from hudi_cluster_core.plan.schedule import strategy_params
+    from hudi_cluster_core.config import strategy_params
 
     with pytest.raises(ConfigError, match=WINDOW_KEY):
         strategy_params(CommitTimePlanStrategy(), {WINDOW_KEY: "0"})

@@ -18,19 +18,14 @@ completed replacecommit Hudi's writers accept the file and create the marker the
 from __future__ import annotations
 
 import logging
-import posixpath
-import uuid
 from collections import defaultdict
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 from hudi_cluster_core.config import StrategyParams
 from hudi_cluster_core.errors import PlanError
-from hudi_cluster_core.failpoints import failpoint
 from hudi_cluster_core.hookspecs import hookimpl
-from hudi_cluster_core.io.base_file import META_COLUMNS, TEMP_DIR, WriteContext, write_base_file
-from hudi_cluster_core.run.sorting import sort_rows
+from hudi_cluster_core.io.curves import sort_rows
 from hudi_cluster_core.table.properties import load_table_config
 from pydantic import Field
 
@@ -52,73 +47,6 @@ class ConsistentBucketExecutionParams(StrategyParams):
     @property
     def columns(self) -> list[str]:
         return [c.strip() for c in (self.sort_columns or "").split(",") if c.strip()]
-
-
-# ------------------------------------------------------------------------------------------------ reading
-
-
-def read_slices(task) -> list[tuple[object, pa.Table]]:
-    """``(input slice, its rows)`` for every slice of the group, meta columns included; MOR slices merged by hudi-rs.
-
-    Log-only slices (no base file, common in bucket tables) are merged against an empty base file: hudi-rs 0.5.0's
-    file-group reader fails on an empty base path (``Failed to read base file schema ''``)."""
-    storage = task.storage
-    out = []
-    for input_slice in task.group.slices:
-        if input_slice.log_files:
-            out.append((input_slice, _read_merged(task, input_slice)))
-        elif input_slice.base_file is None:
-            raise PlanError(f"file group {input_slice.partition}/{input_slice.file_id} has no base file and no log files")
-        else:
-            out.append((input_slice, pq.read_table(input_slice.base_file, filesystem=storage.fs)))
-    return out
-
-
-def read_group_rows(task, slices: list[tuple[object, pa.Table]] | None = None) -> pa.Table:
-    """Every row of the group's slices (see :func:`read_slices`) as one table."""
-    tables = [t for _, t in (slices if slices is not None else read_slices(task))]
-    if not tables:
-        raise PlanError(f"group {task.group.index} has no slices")
-    table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
-    missing = [c for c in META_COLUMNS if c not in table.column_names]
-    if missing:
-        raise PlanError(f"group {task.group.index}: input files lack Hudi meta columns {missing}")
-    return table
-
-
-def _read_merged(task, input_slice) -> pa.Table:
-    from hudi import HudiFileGroupReader
-
-    storage = task.storage
-    base = storage.base.rstrip("/") + "/"
-
-    def relative(path: str) -> str:
-        return path[len(base):] if path.startswith(base) else path
-
-    logs = [relative(p) for p in input_slice.log_files]
-    reader = HudiFileGroupReader(task.base_uri)
-    if input_slice.base_file:
-        batch = reader.read_file_slice_from_paths(relative(input_slice.base_file), logs)
-        return pa.Table.from_batches([batch])
-    empty = _write_empty_base(task)
-    try:
-        batch = reader.read_file_slice_from_paths(relative(empty), logs)
-    finally:
-        storage.delete_file(empty)
-    return pa.Table.from_batches([batch])
-
-
-def _write_empty_base(task) -> str:
-    """A zero-row parquet file with the table's schema (meta fields included) under ``.hoodie/.temp/<T>/``."""
-    from hudi import HudiTable
-
-    schema = HudiTable(task.base_uri).get_schema_with_meta_fields()
-    storage = task.storage
-    path = storage.join(TEMP_DIR, task.instant_time, f"empty-base-{uuid.uuid4().hex}.parquet")
-    storage.fs.create_dir(posixpath.dirname(path), recursive=True)
-    with storage.fs.open_output_stream(path) as sink:
-        pq.write_table(schema.empty_table(), sink)
-    return path
 
 
 # ------------------------------------------------------------------------------------------------ writing
@@ -187,16 +115,6 @@ def verify_hash_fields(task, slices, fields: list[str], seq_no: int) -> None:
             )
 
 
-def _restamp(table: pa.Table, instant_time: str, write_token: str) -> pa.Table:
-    """Without preserved metadata Hudi stamps rows with the clustering instant and a fresh sequence number."""
-    task_partition = write_token.split("-", 1)[0]
-    n = table.num_rows
-    commit = pa.array([instant_time] * n, pa.string())
-    seqno = pa.array([f"{instant_time}_{task_partition}_{i}" for i in range(n)], pa.string())
-    table = table.set_column(table.schema.get_field_index("_hoodie_commit_time"), "_hoodie_commit_time", commit)
-    return table.set_column(table.schema.get_field_index("_hoodie_commit_seqno"), "_hoodie_commit_seqno", seqno)
-
-
 class ConsistentBucketExecutionStrategy:
     name = "consistent-bucket"
     kind = "execution"
@@ -215,16 +133,12 @@ class ConsistentBucketExecutionStrategy:
                              load_table_config(task.storage).record_key_fields)  # fmt: skip
         if not fields:
             raise PlanError("no hash fields: set hoodie.bucket.index.hash.field or the table's record key fields")
-        slices = read_slices(task)
+        slices = task.read_slices()
         verify_hash_fields(task, slices, fields, seq_no)
-        rows = read_group_rows(task, slices)
-        if not task.preserve_hoodie_metadata:
-            rows = _restamp(rows, task.instant_time, task.write_token)
+        rows = task.read_arrow(slices)
         owner = assign_children(rows.column("_hoodie_record_key").to_pylist(), targets, fields)
         columns = task.params.columns if task.params else []
         layout = task.settings.get("hoodie.layout.optimize.strategy", "linear")
-        context = WriteContext(task.base_uri, task.instant_time, task.partition, task.write_token, task.options)
-        storage = task.storage
         stats = []
         for index, child in enumerate(targets):
             chunk = rows.filter(pa.array(owner == index)) if len(targets) > 1 else rows
@@ -232,8 +146,7 @@ class ConsistentBucketExecutionStrategy:
                 continue
             if columns:
                 chunk = sort_rows(chunk, columns, layout)
-            stats.append(write_base_file(storage, context, chunk, file_id=child.file_id))
-            failpoint("task-after-first-file")
+            stats.extend(task.write(chunk, file_ids=[child.file_id]))
         return stats
 
     @hookimpl
@@ -262,7 +175,7 @@ def write_new_metadata(table, plan, write_stats) -> dict[str, HashingMetadata]:
     completed = [i.time for i in timeline.completed(("commit", "replacecommit"))]
     pending = [i.time for i in timeline.pending()]
     latest = defaultdict(list)
-    for file_slice in table.view().latest_file_slices():
+    for file_slice in table.view().latest_file_slices(partitions=per_partition):
         if file_slice.base_file is not None:
             latest[file_slice.partition].append(file_slice.file_id)
     written = {}

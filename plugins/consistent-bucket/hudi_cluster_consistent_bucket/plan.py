@@ -160,62 +160,6 @@ def _merge_runs(ring: Ring, slices: list, merge_size: int, room: int) -> tuple[l
     return runs, [s for i, s in enumerate(slices) if not added[i]]
 
 
-def complete_log_only_slices(table, slices: list) -> list:
-    """Log-only slices with every log file Apache Hudi puts in them (a workaround for the core file-system view).
-
-    Hudi adds a file group's log files in delta-commit order; a log joins the slice with the largest key at or
-    before its completion time, where the keys are the base instants *and the slices earlier logs started*
-    (``HoodieFileGroup.addLogFile``). The core view only looks at base instants, so in a file group without a base
-    file every log file starts its own slice and the latest slice holds only the newest log: a plan built from it
-    would replace the file group and lose the rows of the older logs. Here such slices are rebuilt from the
-    partition listing with Hudi's rule. Slices with a base file are returned as they are."""
-    if table is None or all(s.base_file is not None for s in slices):
-        return list(slices)
-    from hudi_cluster_core.table import FileSlice
-    from hudi_cluster_core.table.naming import parse_log_file
-
-    storage, timeline = table.storage, table.timeline
-    completion = {i.time: (i.completion_time or i.time) for i in timeline.completed()}
-    layout2 = timeline.layout_version >= 2
-    listed: dict[str, dict[str, list]] = {}
-
-    def logs_of(partition: str, file_id: str) -> list:
-        if partition not in listed:
-            by_group: dict[str, list] = {}
-            for entry in storage.list(storage.join(partition) if partition else storage.base):
-                log_file = None if entry.is_dir else parse_log_file(entry.name, entry.size)
-                if log_file and (not layout2 or log_file.instant in completion):
-                    by_group.setdefault(log_file.file_id, []).append(log_file)
-            listed[partition] = by_group
-        return listed[partition].get(file_id, [])
-
-    result = []
-    for file_slice in slices:
-        if file_slice.base_file is not None:
-            result.append(file_slice)
-            continue
-        keys: set[str] = set()
-        members: dict[str, list] = {}
-        for log_file in sorted(logs_of(file_slice.partition, file_slice.file_id),
-                               key=lambda lf: (lf.instant, lf.version, lf.write_token)):  # fmt: skip
-            moment = completion.get(log_file.instant, log_file.instant) if layout2 else log_file.instant
-            earlier = [k for k in keys if k <= moment]
-            key = max(earlier) if earlier else log_file.instant
-            keys.add(key)
-            members.setdefault(key, []).append(log_file)
-        if not members:
-            result.append(file_slice)
-            continue
-        latest = max(members)
-        logs = tuple(sorted(members[latest], key=lambda lf: (lf.instant, lf.version, lf.write_token)))
-        if logs != file_slice.log_files:
-            log.info("file group %s/%s: log-only slice completed with %d log file(s) (core view had %d)",
-                     file_slice.partition, file_slice.file_id, len(logs), len(file_slice.log_files))  # fmt: skip
-            file_slice = FileSlice(file_slice.partition, file_slice.file_id, latest, None, logs)
-        result.append(file_slice)
-    return result
-
-
 MetadataLoader = Callable[[object, str, list], "HashingMetadata | None"]
 
 
@@ -256,8 +200,8 @@ class ConsistentBucketPlanStrategy:
             clustering = context.pending_file_groups
         busy = {group.partition for group in clustering}
         partitions = set(context.partitions) - busy
-        chosen = [s for s in slices if s.partition in partitions and s.group_id not in context.pending_file_groups]
-        return complete_log_only_slices(table, chosen)
+        # log-only file groups come with every log file in their slice: the view applies Hudi's log-to-slice rule
+        return [s for s in slices if s.partition in partitions and s.group_id not in context.pending_file_groups]
 
     @hookimpl
     def plan_group_slices(self, context, slices):

@@ -7,7 +7,7 @@ the layout is the same (one sorted file per input file), and both readers see ev
 
 from __future__ import annotations
 
-from hudi_cluster_core.run.sorting import sort_rows
+from hudi_cluster_core.io.curves import sort_rows
 from hudi_cluster_core.sdk import PlannedGroup, SortAndSizeParams, execution_strategy, hookimpl
 
 _P = "org.apache.hudi.client.clustering.plan.strategy."

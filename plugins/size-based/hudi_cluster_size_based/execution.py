@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hudi_cluster_core.run.sorting import sort_rows
+from hudi_cluster_core.io.curves import sort_rows
 from hudi_cluster_core.sdk import SortAndSizeParams, hookimpl
 
 _RUN = "org.apache.hudi.client.clustering.run.strategy."

@@ -9,7 +9,7 @@ import zlib
 import pyarrow as pa
 from hudi_cluster_core.errors import PlanError
 from hudi_cluster_core.hookspecs import hookimpl
-from hudi_cluster_core.run.sorting import sort_rows
+from hudi_cluster_core.io.curves import sort_rows
 
 from .params import SORT_COLUMNS_KEY, SpaceCurveParams, params_for_task
 from .sample import sample_sort_indices

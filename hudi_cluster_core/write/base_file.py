@@ -15,9 +15,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..table import HudiTable
 from ..table.naming import make_base_file_name, new_file_id
-from .bloom import bloom_footer
-from .storage import Storage
+from ..io.bloom import bloom_footer
+from ..io.storage import Storage
 
 META_COLUMNS = (
     "_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
@@ -70,6 +71,18 @@ class WriteContext:
 
 def marker_path(storage: Storage, instant_time: str, relative_file: str) -> str:
     return storage.join(TEMP_DIR, instant_time, relative_file + ".marker.CREATE")
+
+
+def marked_files(table: HudiTable, instant_time: str) -> set[str]:
+    """Data files (relative paths) that have a CREATE/MERGE/APPEND marker for ``instant_time``."""
+    storage = table.storage
+    root = storage.join(TEMP_DIR, instant_time)
+    found = set()
+    for entry in storage.list(root, recursive=True):
+        if not entry.is_dir and ".marker." in entry.name:
+            relative = posixpath.relpath(entry.path, root)
+            found.add(relative.rsplit(".marker.", 1)[0])
+    return found
 
 
 def _footer_metadata(table: pa.Table, options: ParquetOptions) -> dict[str, str]:

@@ -1,0 +1,136 @@
+"""The core's imports go one way: foundation → table (view last) → write, plan → run → commit → driver → entry.
+
+Every ``import`` and ``from … import`` of ``hudi_cluster_core`` is read with ``ast`` (those inside functions and
+``TYPE_CHECKING`` blocks included: a lazy import reaching back up is still a cycle in the design). Nothing is
+imported, so the test also holds for modules that need Spark.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = "hudi_cluster_core"
+ROOT = Path(__file__).resolve().parents[1] / PACKAGE
+
+# A module may import modules of its own rank or below, never above.
+FOUNDATION, TABLE, WRITE, PLAN, RUN, COMMIT, DRIVER, ENTRY = range(8)
+RANKS = {
+    "errors": FOUNDATION, "failpoints": FOUNDATION, "javaprops": FOUNDATION, "config_keys": FOUNDATION,
+    "config": FOUNDATION, "hookspecs": FOUNDATION, "avro": FOUNDATION, "io": FOUNDATION,
+    "keys": FOUNDATION, "layout": FOUNDATION,
+    "plugins": PLAN,  # discovery and the one way hooks are called; a missing plan hook falls back to plan.defaults
+    "table": TABLE,
+    "write": WRITE,  # base files, markers, the append writer: rows out, no plans
+    "plan": PLAN,
+    "run": RUN,
+    "run.commit": COMMIT,
+    "run.execute": DRIVER,  # runs the tasks, then commits
+    "api": ENTRY, "cli": ENTRY, "demo": ENTRY, "show": ENTRY, "testing": ENTRY, "sdk": ENTRY, "": ENTRY,
+}  # fmt: skip
+# The only upward imports, each for a stated reason.
+EXCEPTIONS = {
+    ("config", "plugins"): "a key no catalogue knows may be declared by a plugin's params model: config asks the "
+                           "registry once, lazily",
+}
+# The hook contract names the objects hooks receive, from every layer, for type checkers only.
+TYPE_ONLY_SEAMS = ("hookspecs",)
+# Within table/: the modules the view is built on import neither the view nor the HudiTable facade.
+BELOW_VIEW = ("table.naming", "table.timeline", "table.properties", "table.archive", "table.ownership",
+              "table.metadata_table")  # fmt: skip
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Core modules ``name`` imports (relative to the package; ``""`` is the package itself)."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    package = [p for p in package if p]
+    found = set()
+    tree = ast.parse(path.read_text(), str(path))
+    type_only = set()
+    if name in TYPE_ONLY_SEAMS:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+                type_only.update(id(child) for child in ast.walk(node))
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            base = package[: len(package) - (node.level - 1)]
+            if node.module:
+                targets = [".".join([PACKAGE, *base, node.module])]
+            else:  # from . import x: x is a module or a name of the package
+                targets = [".".join([PACKAGE, *base, a.name]) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            targets = [node.module or ""]
+        else:
+            continue
+        for target in targets:
+            if target == PACKAGE or target.startswith(PACKAGE + "."):
+                relative = target[len(PACKAGE) + 1 :]
+                while relative and relative not in MODULES:  # a name imported from a package
+                    relative = relative.rpartition(".")[0]
+                found.add(relative)
+    return found
+
+
+def rank(module: str) -> int:
+    parts = module.split(".")
+    for n in range(len(parts), -1, -1):
+        key = ".".join(parts[:n])
+        if key in RANKS:
+            return RANKS[key]
+    raise AssertionError(f"{PACKAGE}.{module} has no layer in tests/test_layering.py: add it to RANKS")
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def test_the_graph_is_read():
+    assert "table.schema" in GRAPH["plan.schedule"] and "run.commit" in GRAPH["run.execute"]
+    assert "write.base_file" in GRAPH["run.task"]
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_imports_a_higher_layer(module):
+    upward = sorted(t for t in GRAPH[module] if rank(t) > rank(module) and (module, t) not in EXCEPTIONS)
+    assert not upward, f"{PACKAGE}.{module} (layer {rank(module)}) imports higher layers: {upward}"
+
+
+def test_plan_and_write_are_independent():
+    crossing = [(m, t) for m, targets in GRAPH.items() for t in targets
+                if {m.split(".")[0], t.split(".")[0]} == {"plan", "write"}]  # fmt: skip
+    assert not crossing
+
+
+def test_table_modules_below_the_view_do_not_import_it():
+    for module in BELOW_VIEW:
+        assert not GRAPH[module] & {"table", "table.view"}, f"{module} imports the view or the HudiTable facade"
+
+
+def test_nothing_but_the_driver_imports_the_driver_or_the_commit():
+    for module, targets in GRAPH.items():
+        if "run.execute" in targets:
+            assert rank(module) >= DRIVER, module
+        if "run.commit" in targets:
+            assert rank(module) >= COMMIT, module
+
+
+def test_removed_pass_throughs_stay_removed():
+    assert "run.sorting" not in MODULES and "io.base_file" not in MODULES

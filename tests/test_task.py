@@ -1,0 +1,92 @@
+"""GroupTask's one data path, without Spark: reading every slice shape, writing with chosen file ids."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from hudi_cluster_core.errors import PlanError
+from hudi_cluster_core.plan.avro_plan import InputSlice, PlanGroup
+from hudi_cluster_core.run.task import GroupTask
+from hudi_cluster_core.table.naming import parse_base_file
+from hudi_cluster_core.write.base_file import META_COLUMNS
+
+INSTANT = "20260101000000000"
+
+
+def rows(n: int, commit: str = "20250101000000000") -> pa.Table:
+    return pa.table({
+        "_hoodie_commit_time": [commit] * n, "_hoodie_commit_seqno": [f"{commit}_0_{i}" for i in range(n)],
+        "_hoodie_record_key": [f"k{i:03d}" for i in range(n)], "_hoodie_partition_path": ["p"] * n,
+        "_hoodie_file_name": ["old.parquet"] * n, "value": list(range(n)),
+    })  # fmt: skip
+
+
+def make_task(tmp_path, slices=(), *, outputs: int = 2, preserve: bool = True) -> GroupTask:
+    (tmp_path / "p").mkdir(exist_ok=True)
+    group = PlanGroup(0, "p", tuple(slices), outputs)
+    return GroupTask(str(tmp_path), INSTANT, group, None, None, preserve_hoodie_metadata=preserve,
+                     write_token="3-1-1")  # fmt: skip
+
+
+def base_slice(tmp_path, name: str, table: pa.Table) -> InputSlice:
+    path = tmp_path / "p" / name
+    path.parent.mkdir(exist_ok=True)
+    pq.write_table(table, path)
+    return InputSlice("p", parse_base_file(name, 0).file_id, str(path))
+
+
+def test_base_only_slices_are_read_per_slice_and_together(tmp_path):
+    first = base_slice(tmp_path, "f1-0_0-1-1_20250101000000000.parquet", rows(3))
+    second = base_slice(tmp_path, "f2-0_0-1-1_20250101000000000.parquet", rows(2))
+    task = make_task(tmp_path, [first, second])
+    slices = task.read_slices()
+    assert [(s.file_id, t.num_rows) for s, t in slices] == [("f1-0", 3), ("f2-0", 2)]
+    assert task.read_arrow(slices).num_rows == 5 == task.read_arrow().num_rows
+
+
+def test_a_slice_without_files_and_input_without_meta_columns_fail_with_one_line(tmp_path):
+    with pytest.raises(PlanError, match="p/f9-0 has no base file and no log files"):
+        make_task(tmp_path, [InputSlice("p", "f9-0", None)]).read_slices()
+    bare = base_slice(tmp_path, "f3-0_0-1-1_20250101000000000.parquet", pa.table({"value": [1]}))
+    with pytest.raises(PlanError, match="lack Hudi meta columns"):
+        make_task(tmp_path, [bare]).read_arrow()
+
+
+def test_write_with_file_ids_names_each_file_and_splits_contiguously(tmp_path):
+    task = make_task(tmp_path)
+    stats = task.write(rows(5), file_ids=["aaaa-0", "bbbb-0"])
+    assert [s["fileId"] for s in stats] == ["aaaa-0", "bbbb-0"] and [s["numWrites"] for s in stats] == [3, 2]
+    for stat in stats:
+        assert stat["path"].startswith(f"p/{stat['fileId']}_3-1-1_{INSTANT}")
+        written = pq.read_table(tmp_path / stat["path"])
+        assert set(written.column("_hoodie_file_name").to_pylist()) == {stat["path"].split("/")[-1]}
+        assert written.column_names[: len(META_COLUMNS)] == list(META_COLUMNS)
+        assert (tmp_path / ".hoodie/.temp" / INSTANT / (stat["path"] + ".marker.CREATE")).exists()
+    # fewer rows than ids: the later ids get no file
+    assert [s["fileId"] for s in task.write(rows(1), file_ids=["cccc-0", "dddd-0"])] == ["cccc-0"]
+
+
+def test_write_without_file_ids_uses_the_plan_count_and_restamps_when_asked(tmp_path):
+    stats = make_task(tmp_path, outputs=2, preserve=False).write(rows(4))
+    assert len(stats) == 2 and len({s["fileId"] for s in stats}) == 2
+    written = pq.read_table(tmp_path / stats[0]["path"])
+    assert set(written.column("_hoodie_commit_time").to_pylist()) == {INSTANT}
+    assert written.column("_hoodie_commit_seqno").to_pylist() == [f"{INSTANT}_3_0", f"{INSTANT}_3_1"]
+
+
+@pytest.mark.parametrize(
+    ("file_ids", "num_files", "message"),
+    [
+        ([], None, "names no output file"),
+        (["a_b"], None, "output file id 'a_b'"),
+        (["a.b"], None, "output file id 'a.b'"),
+        (["x-0", "x-0"], None, "repeat"),
+        (["x-0"], 2, "num_files=2"),
+    ],
+)
+def test_bad_file_ids_are_rejected_before_anything_is_written(tmp_path, file_ids, num_files, message):
+    with pytest.raises(PlanError, match=message):
+        make_task(tmp_path).write(rows(2), num_files, file_ids=file_ids)
+    assert not list((tmp_path / "p").iterdir())
