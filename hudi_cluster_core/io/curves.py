@@ -24,6 +24,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..layout import Curve, curve_name, parse_layout  # noqa: F401 - parse_layout re-exported: the one layout parser
+
 HILBERT_BITS = 63
 HILBERT_INDEX_BYTES = 63
 LONG_MAX = np.uint64(0x7FFFFFFFFFFFFFFF)
@@ -33,14 +35,6 @@ _INT32_BITS = np.uint64(0xFFFFFFFF)
 _MILLIS_PER_DAY = 86_400_000
 _ROWS_PER_BATCH = 32768
 _THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-
-
-def _layout_name(layout: str) -> str:
-    name = layout.strip().lower().replace("-", "").replace("_", "")
-    try:
-        return {"linear": "linear", "zorder": "z-order", "hilbert": "hilbert"}[name]
-    except KeyError:
-        raise ValueError(f"unknown layout {layout!r}; expected LINEAR, ZORDER or HILBERT") from None
 
 
 def hudi_dimension_order(field_names: list[str], columns: list[str]) -> list[str]:
@@ -395,17 +389,19 @@ def _byte_matrix_sort_indices(matrix: np.ndarray) -> pa.Array:
 
 
 def curve_sort_indices(table: pa.Table, columns: list[str], layout: str) -> pa.Array:
-    """Row indices in the order Hudi's layout optimisation writes them (stable for equal keys)."""
-    layout = _layout_name(layout)
+    """Row indices in the order Hudi's layout optimisation writes them (stable for equal keys).
+
+    ``layout``: any spelling :func:`hudi_cluster_core.layout.parse_layout` accepts (ValueError otherwise)."""
+    curve: Curve = curve_name(layout)
     columns = list(columns)
     if not columns:
         return pa.array(np.arange(table.num_rows, dtype=np.uint64))
     missing = [c for c in columns if c not in table.schema.names]
     if missing:
         raise KeyError(f"sort columns not in the table: {missing}")
-    if layout == "linear" or len(columns) == 1:
+    if curve == "linear" or len(columns) == 1:
         return _linear_sort_indices(table, columns)
-    if layout == "z-order":
+    if curve == "z-order":
         return _byte_matrix_sort_indices(_zorder_matrix(table, columns))
     keys = _hilbert_matrix(table, columns)
     if len(columns) <= 7:  # only the last 8 * dims bytes can be non-zero (see _hilbert_index_bytes)
