@@ -20,9 +20,10 @@ values Hudi would fail on later (``Stream.limit(-1)``) or that make no sense (a 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 from . import keys
@@ -69,7 +70,7 @@ class Key:
     lo_open: bool = False  # lower bound exclusive (doubles)
     hi_open: bool = False
     choices: tuple[str, ...] = ()  # enum: canonical spellings
-    spellings: dict[str, str] = field(default_factory=dict)  # enum: extra accepted spelling (lower case) -> canonical
+    spellings: dict[str, str] = dataclasses.field(default_factory=dict)  # enum: extra accepted spelling (lower case) -> canonical
     alternatives: tuple[str, ...] = ()  # older/alternative key names Hudi also reads (the main key wins)
     optional: bool = False  # no default: None when not set
     regex: bool = False  # str holding a (Java) regular expression
@@ -142,6 +143,8 @@ class Key:
 
 
 def _bounds(spec: Key) -> tuple[float, float]:
+    lo: float
+    hi: float
     lo, hi = (INT_MIN, INT_MAX) if spec.kind == "int" else (LONG_MIN, LONG_MAX)
     if spec.kind == "double":
         lo, hi = float("-inf"), float("inf")

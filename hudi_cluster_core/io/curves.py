@@ -134,8 +134,8 @@ def zorder_words(column) -> np.ndarray:
     if kind == "long":
         return _integers(column, 2**63 - 1).view(np.uint64) ^ _SIGN_BIT_64
     if pa.types.is_floating(t):  # doubleTo8Byte; floats are widened to double first
-        null = float(np.finfo(np.float32).max) if t == pa.float32() else float(np.finfo(np.float64).max)
-        values = _values(column, null, np.float64)
+        null_value = float(np.finfo(np.float32).max) if t == pa.float32() else float(np.finfo(np.float64).max)
+        values = _values(column, null_value, np.float64)
         raw = values.view(np.uint64)
         return np.where(values > 0, raw ^ _SIGN_BIT_64, np.where(values < 0, ~raw, raw))
     if pa.types.is_boolean(t):  # intTo8Byte(1 or 0); null is false
