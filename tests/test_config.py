@@ -602,3 +602,28 @@ def test_strategy_params_errors_name_strategy_key_value_and_accepted():
 def test_keys_declared_by_strategy_params_load_without_error():
     config = load_config(overrides={CS + "test.count": "3"})
     assert config.extra == {CS + "test.count": "3"}
+
+
+# ------------------------------------------------------------------------------------------- layout names
+
+
+@pytest.mark.parametrize("name", ["linear", "LINEAR", "z-order", "Z-Order", "zorder", "ZORDER", " hilbert ", "Hilbert",
+                                  "Z_ORDER", "z order", "spiral", "", "curve"])  # fmt: skip
+def test_one_layout_parser_for_the_config_and_the_curve_sort(name):
+    """The config key and the curve sort accept exactly the spellings parse_layout accepts."""
+    import pyarrow as pa
+
+    from hudi_cluster_core.io.curves import curve_sort_indices
+    from hudi_cluster_core.layout import curve_name, parse_layout
+
+    try:
+        canonical = parse_layout(name)
+    except ValueError as exc:
+        assert "accepted: LINEAR, ZORDER, HILBERT (any case; also z-order)" in str(exc)
+        assert "not an accepted value" in _err(overrides={keys.LAYOUT_STRATEGY: name or " "})
+        with pytest.raises(ValueError):
+            curve_sort_indices(pa.table({"a": [2, 1], "b": [1, 2]}), ["a", "b"], name)
+        return
+    assert load_config(overrides={keys.LAYOUT_STRATEGY: name}).layout_optimize_strategy == canonical
+    assert curve_name(name) == {"LINEAR": "linear", "ZORDER": "z-order", "HILBERT": "hilbert"}[canonical]
+    assert sorted(curve_sort_indices(pa.table({"a": [2, 1], "b": [1, 2]}), ["a", "b"], name).to_pylist()) == [0, 1]
