@@ -19,7 +19,7 @@ from .table.ownership import timeline_lock
 
 log = logging.getLogger(__name__)
 Mode = Literal["schedule", "execute", "scheduleAndExecute", "purge_pending_instant"]
-MODES = ("schedule", "execute", "scheduleAndExecute", "purge_pending_instant")
+MODES: tuple[Mode, ...] = ("schedule", "execute", "scheduleAndExecute", "purge_pending_instant")
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def _plan_groups_json(plan: StoredPlan, table: HudiTable) -> list[dict]:
     return [
         {
             "partition": g.partition, "input_file_ids": list(g.file_ids),
-            "input_bytes": sum(storage.info(s.base_file).size for s in g.slices if s.base_file and storage.exists(s.base_file)),
+            "input_bytes": sum(storage.size(s.base_file) for s in g.slices if s.base_file and storage.exists(s.base_file)),
             "output_file_count": g.num_output_file_groups,
         }
         for g in plan.groups
@@ -183,8 +183,8 @@ def _claim_pending(table, ownership, dry_run: bool, retry: bool, max_processing_
     return None, None
 
 
-def _canonical_mode(mode: str) -> str:
-    canonical = {m.lower(): m for m in MODES}.get(str(mode).lower())
+def _canonical_mode(mode: str) -> Mode:
+    canonical: Mode | None = {m.lower(): m for m in MODES}.get(str(mode).lower())
     if canonical is None:
         raise ConfigError(f"--mode {mode!r}: accepted: {', '.join(MODES)} (any case)")
     return canonical

@@ -8,13 +8,17 @@ import json
 import logging
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from .errors import ConfigError, HudiClusterError
 from .failpoints import arm_driver
 
+if TYPE_CHECKING:
+    from .api import Mode
+
 
 # HoodieClusteringJob's modes, matched case-insensitively as it does (``toLowerCase()``); values are what api.cluster takes
-RUN_MODES = {
+RUN_MODES: dict[str, Mode] = {
     "schedule": "schedule", "execute": "execute", "scheduleandexecute": "scheduleAndExecute",
     "purge_pending_instant": "purge_pending_instant",
 }  # fmt: skip
@@ -52,7 +56,7 @@ def _add_run(sub) -> None:
     run.add_argument("--json", action="store_true")
 
 
-def run_mode(mode: str | None, schedule_flag: bool) -> str:
+def run_mode(mode: str | None, schedule_flag: bool) -> Mode:
     """The api.cluster mode for ``--mode``/``--schedule``, as HoodieClusteringJob resolves them."""
     if mode is None:
         return "schedule" if schedule_flag else "execute"

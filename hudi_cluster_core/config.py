@@ -30,11 +30,16 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import pydantic
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, create_model
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
 
 from . import config_keys as ck
-from .config_keys import BY_ALTERNATIVE, BY_FIELD, BY_KEY, Key
+from . import keys
+from .config_keys import (
+    BY_ALTERNATIVE, BY_FIELD, BY_KEY, BloomFilterType, BucketEngine, CompressionCodec, CurveBuildMethod, IndexType,
+    Key, MarkersType, PartitionFilterMode,
+)  # fmt: skip
 from .errors import ConfigError
+from .layout import Layout
 
 log = logging.getLogger(__name__)
 DEFAULTS_FILE_NAME = "hudi-defaults.conf"
@@ -43,31 +48,96 @@ CONF_DIR_ENV = "HUDI_CONF_DIR"
 _PLUGIN_KEYS: dict[str, str] = {}  # Hudi key -> StrategyParams subclass declaring it
 
 
-def _field(spec: Key):
-    py = {"bool": bool, "double": float, "str": str, "enum": str}.get(spec.kind, int)
-    annotation = Optional[py] if spec.optional else py  # noqa: UP045 (runtime annotation)
-    info = Field(spec.default, alias=spec.key, description=f"{spec.doc} [{spec.key}; accepts {spec.accepted()}]")
-    return Annotated[annotation, BeforeValidator(spec.parse)], info
-
-
-def _fields(specs) -> dict[str, Any]:
-    return {spec.field: _field(spec) for spec in specs}
+def _hudi(key: str, default: Any) -> Any:
+    """The field of Hudi key ``key``: aliased to it, described from the catalogue (:mod:`.config_keys`), and
+    parsed as Hudi parses it (``_Settings._parse_as_hudi``). The field's annotation and ``default`` must agree
+    with the catalogue (tests/test_config.py checks they do)."""
+    spec = BY_KEY[key]
+    return Field(default, alias=key, description=f"{spec.doc} [{spec.key}; accepts {spec.accepted()}]")
 
 
 class _Settings(BaseModel):
     model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _parse_as_hudi(cls, value: Any, info: ValidationInfo) -> Any:
+        """Every catalogued field takes Hudi's text (``"true"``, ``"1073741824"``, ``"z-order"``) or a Python value."""
+        spec = BY_FIELD.get(info.field_name or "")
+        return value if spec is None else spec.parse(value)
 
-WriterSettings = create_model(
-    "WriterSettings", __base__=_Settings, __module__=__name__,
-    __doc__="Storage, index and writer keys (outside hoodie.clustering.*) that a clustering run reads.",
-    **_fields(ck.WRITER_KEYS),
-)  # fmt: skip
+
+class WriterSettings(_Settings):
+    """Storage, index and writer keys (outside hoodie.clustering.*) that a clustering run reads."""
+
+    parquet_max_file_size: int = _hudi(keys.PARQUET_MAX_FILE_SIZE, 120 * 1024**2)
+    parquet_small_file_limit: int = _hudi(keys.PARQUET_SMALL_FILE_LIMIT, 100 * 1024**2)
+    parquet_compression_codec: CompressionCodec = _hudi(keys.PARQUET_COMPRESSION_CODEC, "gzip")
+    parquet_block_size: int = _hudi(keys.PARQUET_BLOCK_SIZE, 120 * 1024**2)
+    parquet_page_size: int = _hudi(keys.PARQUET_PAGE_SIZE, 1024**2)
+    parquet_bloom_filter_enabled: bool = _hudi(keys.PARQUET_BLOOM_FILTER_ENABLED, True)
+    bloom_num_entries: int = _hudi(keys.BLOOM_NUM_ENTRIES, 60000)
+    bloom_fpp: float = _hudi(keys.BLOOM_FPP, 1e-09)
+    bloom_filter_type: BloomFilterType = _hudi(keys.BLOOM_FILTER_TYPE, "DYNAMIC_V0")
+    bloom_dynamic_max_entries: int = _hudi(keys.BLOOM_DYNAMIC_MAX_ENTRIES, 100000)
+    heartbeat_interval_ms: int = _hudi(keys.HEARTBEAT_INTERVAL_MS, 60000)
+    heartbeat_tolerable_misses: int = _hudi(keys.HEARTBEAT_TOLERABLE_MISSES, 2)
+    lock_wait_time_ms: int = _hudi(keys.LOCK_WAIT_TIME_MS, 60000)
+    metadata_enable: bool = _hudi(keys.METADATA_ENABLE, True)
+    write_markers_type: MarkersType = _hudi(keys.WRITE_MARKERS_TYPE, "TIMELINE_SERVER_BASED")
+    index_type: IndexType | None = _hudi(keys.INDEX_TYPE, None)
+    index_bucket_engine: BucketEngine = _hudi(keys.INDEX_BUCKET_ENGINE, "SIMPLE")
+    bucket_num_buckets: int = _hudi(keys.BUCKET_NUM_BUCKETS, 256)
+    bucket_max_num_buckets: int | None = _hudi(keys.BUCKET_MAX_NUM_BUCKETS, None)
+    bucket_min_num_buckets: int | None = _hudi(keys.BUCKET_MIN_NUM_BUCKETS, None)
+    bucket_split_threshold: float = _hudi(keys.BUCKET_SPLIT_THRESHOLD, 2.0)
+    bucket_merge_threshold: float = _hudi(keys.BUCKET_MERGE_THRESHOLD, 0.2)
+    bucket_hash_field: str | None = _hudi(keys.BUCKET_HASH_FIELD, None)
 
 
-class _ConfigBase(_Settings):
+class ClusteringConfig(_Settings):
+    """Hudi 1.1 clustering and layout-optimisation keys (frozen); ``writer`` holds the non-clustering keys.
+
+    One typed attribute per Hudi key (``config.max_num_groups``, ``config.sort_columns``,
+    ``config.writer.parquet_max_file_size``); the Hudi key is the field's alias. ``config.get(key)`` answers by
+    Hudi key, alternative key or field name, and gives the raw string of any other key; ``config.raw`` and
+    ``config.extra`` are the merged map and the keys without a field.
+    """
+
     _raw: dict[str, str] = PrivateAttr(default_factory=dict)
     _extra: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    writer: WriterSettings = Field(default_factory=WriterSettings, description="Storage/index/writer keys.")
+    inline: bool = _hudi(keys.INLINE, False)
+    inline_max_commits: int = _hudi(keys.INLINE_MAX_COMMITS, 4)
+    async_enabled: bool = _hudi(keys.ASYNC_ENABLED, False)
+    async_max_commits: int = _hudi(keys.ASYNC_MAX_COMMITS, 4)
+    schedule_inline: bool = _hudi(keys.SCHEDULE_INLINE, False)
+    plan_strategy_class: str = _hudi(keys.PLAN_STRATEGY_CLASS, keys.SPARK_SIZE_BASED_PLAN)
+    execution_strategy_class: str = _hudi(keys.EXECUTION_STRATEGY_CLASS, keys.SPARK_SORT_AND_SIZE_EXECUTION)
+    updates_strategy: str = _hudi(keys.UPDATES_STRATEGY, keys.SPARK_REJECT_UPDATE)
+    small_file_limit: int = _hudi(keys.SMALL_FILE_LIMIT, 300 * 1024**2)
+    max_bytes_per_group: int = _hudi(keys.MAX_BYTES_PER_GROUP, 2 * 1024**3)
+    max_num_groups: int = _hudi(keys.MAX_NUM_GROUPS, 30)
+    target_file_max_bytes: int = _hudi(keys.TARGET_FILE_MAX_BYTES, 1024**3)
+    sort_columns: str | None = _hudi(keys.SORT_COLUMNS, None)
+    partition_selected: str | None = _hudi(keys.PARTITION_SELECTED, None)
+    partition_regex_pattern: str | None = _hudi(keys.PARTITION_REGEX_PATTERN, None)
+    partition_filter_mode: PartitionFilterMode = _hudi(keys.PARTITION_FILTER_MODE, "NONE")
+    daybased_lookback_partitions: int = _hudi(keys.DAYBASED_LOOKBACK_PARTITIONS, 2)
+    skip_partitions_from_latest: int = _hudi(keys.DAYBASED_SKIP_FROM_LATEST_PARTITIONS, 0)
+    cluster_begin_partition: str | None = _hudi(keys.CLUSTER_BEGIN_PARTITION, None)
+    cluster_end_partition: str | None = _hudi(keys.CLUSTER_END_PARTITION, None)
+    single_group_clustering_enabled: bool = _hudi(keys.SINGLE_GROUP_CLUSTERING_ENABLED, True)
+    group_read_parallelism: int = _hudi(keys.GROUP_READ_PARALLELISM, 20)
+    max_parallelism: int = _hudi(keys.MAX_PARALLELISM, 15)
+    rollback_pending_on_conflict: bool = _hudi(keys.ROLLBACK_PENDING_ON_CONFLICT, False)
+    binary_copy_schema_evolution_enable: bool = _hudi(keys.BINARY_COPY_SCHEMA_EVOLUTION_ENABLE, False)
+    layout_optimize_strategy: Layout = _hudi(keys.LAYOUT_STRATEGY, "LINEAR")
+    layout_curve_build_method: CurveBuildMethod = _hudi(keys.LAYOUT_CURVE_BUILD_METHOD, "DIRECT")
+    layout_build_curve_sample_size: int = _hudi(keys.LAYOUT_BUILD_CURVE_SAMPLE_SIZE, 200000)
+    layout_data_skipping_enable: bool = _hudi(keys.LAYOUT_DATA_SKIPPING_ENABLE, True)
+    layout_optimize_enable: bool = _hudi(keys.LAYOUT_OPTIMIZE_ENABLE, False)
 
     @property
     def raw(self) -> Mapping[str, str]:
@@ -98,7 +168,7 @@ class _ConfigBase(_Settings):
         return {**out, **self._extra} if include_extra else out
 
     def __eq__(self, other: object) -> bool:  # typed settings and extra keys; raw is provenance
-        if not isinstance(other, _ConfigBase):
+        if not isinstance(other, ClusteringConfig):
             return NotImplemented
         return self.model_dump() == other.model_dump() and self._extra == other._extra
 
@@ -106,14 +176,8 @@ class _ConfigBase(_Settings):
         return hash(tuple(sorted(self.to_hoodie_map(include_extra=True).items())))
 
 
-ClusteringConfig = create_model(
-    "ClusteringConfig", __base__=_ConfigBase, __module__=__name__,
-    __doc__="Hudi 1.1 clustering and layout-optimisation keys (frozen); ``writer`` holds the non-clustering keys.",
-    writer=(WriterSettings, Field(default_factory=WriterSettings, description="Storage/index/writer keys.")),
-    **_fields(ck.CLUSTERING_KEYS + ck.LAYOUT_KEYS),
-)  # fmt: skip
 _WRITER_KEYS = frozenset(spec.key for spec in ck.WRITER_KEYS)
-_PLAN_KEY, _EXEC_KEY = "hoodie.clustering.plan.strategy.class", "hoodie.clustering.execution.strategy.class"
+_PLAN_KEY, _EXEC_KEY = keys.PLAN_STRATEGY_CLASS, keys.EXECUTION_STRATEGY_CLASS
 
 
 def _consistent_hashing(writer) -> bool:
@@ -312,7 +376,7 @@ def _read_props(path: str | Path, problems: list[str], seen: set[str], via: str)
     return entries
 
 
-def strategy_params(strategy: Any, raw: Mapping[str, Any]) -> BaseModel | None:
+def strategy_params(strategy: Any, raw: Mapping[str, Any]) -> "StrategyParams | None":
     """The params ``strategy`` declares (its ``params_model``), validated from the keys of ``raw`` it names.
 
     ``raw`` is the job's configuration or a plan's ``strategyParams``; keys the model does not declare are ignored.
@@ -321,7 +385,8 @@ def strategy_params(strategy: Any, raw: Mapping[str, Any]) -> BaseModel | None:
     if model is None:
         return None
     known = {info.alias or name for name, info in model.model_fields.items()}
-    return validate_strategy_params(model, {k: v for k, v in raw.items() if k in known}, strategy=strategy.name)
+    params = validate_strategy_params(model, {k: v for k, v in raw.items() if k in known}, strategy=strategy.name)
+    return typing.cast("StrategyParams", params)
 
 
 # ------------------------------------------------------------------------------------- strategy params

@@ -20,22 +20,29 @@ values Hudi would fail on later (``Stream.limit(-1)``) or that make no sense (a 
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from dataclasses import dataclass, field
-from typing import Any
+import typing
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
 
-CLUSTERING_PREFIX = "hoodie.clustering."
-LAYOUT_PREFIX = "hoodie.layout.optimize."
-STRATEGY_PARAM_PREFIX = "hoodie.clustering.plan.strategy."  # Hudi: "any strategy specific params" live here
-NAMESPACES = (CLUSTERING_PREFIX, LAYOUT_PREFIX)
+from . import keys
+from .keys import (  # noqa: F401 - re-exported: the catalogue's historical home of these names
+    CLUSTERING_PREFIX, LAYOUT_PREFIX, NAMESPACES, SINGLE_SPARK_JOB_CONSISTENT_HASHING_EXECUTION,
+    SPARK_CONSISTENT_BUCKET_EXECUTION, SPARK_CONSISTENT_BUCKET_PLAN, SPARK_SIZE_BASED_PLAN,
+    SPARK_SORT_AND_SIZE_EXECUTION, STRATEGY_PARAM_PREFIX,
+)  # fmt: skip
+from .layout import LAYOUT_SPELLINGS, Layout, parse_layout
 
-_PLAN = "org.apache.hudi.client.clustering.plan.strategy."
-_RUN = "org.apache.hudi.client.clustering.run.strategy."
-SPARK_SIZE_BASED_PLAN = _PLAN + "SparkSizeBasedClusteringPlanStrategy"
-SPARK_SORT_AND_SIZE_EXECUTION = _RUN + "SparkSortAndSizeExecutionStrategy"
-SPARK_CONSISTENT_BUCKET_PLAN = _PLAN + "SparkConsistentBucketClusteringPlanStrategy"
-SPARK_CONSISTENT_BUCKET_EXECUTION = _RUN + "SparkConsistentBucketClusteringExecutionStrategy"
-SINGLE_SPARK_JOB_CONSISTENT_HASHING_EXECUTION = _RUN + "SingleSparkJobConsistentHashingExecutionStrategy"
+# The accepted values of the enum keys, as the typed fields of ClusteringConfig / WriterSettings declare them.
+PartitionFilterMode = Literal["NONE", "RECENT_DAYS", "SELECTED_PARTITIONS", "DAY_ROLLING"]
+CurveBuildMethod = Literal["DIRECT", "SAMPLE"]
+CompressionCodec = Literal["uncompressed", "snappy", "gzip", "lzo", "brotli", "lz4", "zstd", "lz4_raw"]
+BloomFilterType = Literal["SIMPLE", "DYNAMIC_V0"]
+MarkersType = Literal["DIRECT", "TIMELINE_SERVER_BASED"]
+IndexType = Literal["INMEMORY", "BLOOM", "GLOBAL_BLOOM", "SIMPLE", "GLOBAL_SIMPLE", "BUCKET", "FLINK_STATE",
+                    "RECORD_INDEX", "GLOBAL_RECORD_LEVEL_INDEX", "RECORD_LEVEL_INDEX"]  # fmt: skip
+BucketEngine = Literal["SIMPLE", "CONSISTENT_HASHING"]
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
@@ -63,10 +70,11 @@ class Key:
     lo_open: bool = False  # lower bound exclusive (doubles)
     hi_open: bool = False
     choices: tuple[str, ...] = ()  # enum: canonical spellings
-    spellings: dict[str, str] = field(default_factory=dict)  # enum: extra accepted spelling (lower case) -> canonical
+    spellings: dict[str, str] = dataclasses.field(default_factory=dict)  # enum: extra accepted spelling (lower case) -> canonical
     alternatives: tuple[str, ...] = ()  # older/alternative key names Hudi also reads (the main key wins)
     optional: bool = False  # no default: None when not set
     regex: bool = False  # str holding a (Java) regular expression
+    parser: Callable[[str], str] | None = None  # enum: the canonical parser of its names (ValueError if unknown)
 
     def accepted(self) -> str:
         """What this key accepts, for error messages."""
@@ -107,6 +115,11 @@ class Key:
             return number
         text = str(value).strip()
         if self.kind == "enum":
+            if self.parser is not None:
+                try:
+                    return self.parser(text)
+                except ValueError:
+                    raise ValueError("not an accepted value") from None
             canonical = self.spellings.get(text.lower()) or (text.upper() if text.upper() in self.choices else None)
             if canonical is None:
                 raise ValueError("not an accepted value")
@@ -130,6 +143,8 @@ class Key:
 
 
 def _bounds(spec: Key) -> tuple[float, float]:
+    lo: float
+    hi: float
     lo, hi = (INT_MIN, INT_MAX) if spec.kind == "int" else (LONG_MIN, LONG_MAX)
     if spec.kind == "double":
         lo, hi = float("-inf"), float("inf")
@@ -173,128 +188,124 @@ def _parse_number(value: Any, is_double: bool) -> int | float:
     return int(text)
 
 
-def _enum(key, field_name, default, choices, doc, spellings=None, **kw) -> Key:
-    return Key(key, field_name, "enum", default, doc, choices=tuple(choices), spellings=spellings or {}, **kw)
+def _enum(key: str, field_name: str, default: str | None, choices: Any, doc: str, spellings: dict[str, str] | None = None,
+          **kw: Any) -> Key:
+    """An enum key; ``choices`` is the Literal type of its canonical names."""
+    return Key(key, field_name, "enum", default, doc, choices=typing.get_args(choices), spellings=spellings or {},
+               **kw)  # fmt: skip
 
-
-_C, _S = CLUSTERING_PREFIX, STRATEGY_PARAM_PREFIX
-_L = LAYOUT_PREFIX
 
 # HoodieClusteringConfig: every key Hudi 1.1.1 defines, in the clustering and layout-optimisation namespaces.
 CLUSTERING_KEYS: tuple[Key, ...] = (
-    Key(_C + "inline", "inline", "bool", False, "Run clustering inline after each write.",
+    Key(keys.INLINE, "inline", "bool", False, "Run clustering inline after each write.",
         alternatives=("hoodie.datasource.clustering.inline.enable",)),
-    Key(_C + "inline.max.commits", "inline_max_commits", "int", 4, "Commits between inline clustering plans.", lo=0),
-    Key(_C + "async.enabled", "async_enabled", "bool", False, "Run clustering asynchronously with writes.",
+    Key(keys.INLINE_MAX_COMMITS, "inline_max_commits", "int", 4, "Commits between inline clustering plans.", lo=0),
+    Key(keys.ASYNC_ENABLED, "async_enabled", "bool", False, "Run clustering asynchronously with writes.",
         alternatives=("hoodie.datasource.clustering.async.enable",)),
-    Key(_C + "async.max.commits", "async_max_commits", "int", 4, "Commits between async clustering runs.", lo=0),
-    Key(_C + "schedule.inline", "schedule_inline", "bool", False,
+    Key(keys.ASYNC_MAX_COMMITS, "async_max_commits", "int", 4, "Commits between async clustering runs.", lo=0),
+    Key(keys.SCHEDULE_INLINE, "schedule_inline", "bool", False,
         "Writers schedule clustering inline; a separate job executes it."),
-    Key(_S + "class", "plan_strategy_class", "str", SPARK_SIZE_BASED_PLAN,
+    Key(keys.PLAN_STRATEGY_CLASS, "plan_strategy_class", "str", SPARK_SIZE_BASED_PLAN,
         "Plan strategy (Hudi class name or plugin name); default depends on the index (consistent hashing)."),
-    Key(_C + "execution.strategy.class", "execution_strategy_class", "str", SPARK_SORT_AND_SIZE_EXECUTION,
+    Key(keys.EXECUTION_STRATEGY_CLASS, "execution_strategy_class", "str", SPARK_SORT_AND_SIZE_EXECUTION,
         "Execution strategy (Hudi class name or plugin name); default depends on the index (consistent hashing)."),
-    Key(_C + "updates.strategy", "updates_strategy", "str",
-        "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
+    Key(keys.UPDATES_STRATEGY, "updates_strategy", "str",
+        keys.SPARK_REJECT_UPDATE,
         "How writers treat updates to file groups in a pending clustering plan."),
-    Key(_S + "small.file.limit", "small_file_limit", "bytes", 300 * 1024 * 1024,
+    Key(keys.SMALL_FILE_LIMIT, "small_file_limit", "bytes", 300 * 1024 * 1024,
         "Files smaller than this many bytes are clustering candidates.", lo=0),
-    Key(_S + "max.bytes.per.group", "max_bytes_per_group", "bytes", 2 * 1024**3,
+    Key(keys.MAX_BYTES_PER_GROUP, "max_bytes_per_group", "bytes", 2 * 1024**3,
         "Most bytes of input in one clustering group.", lo=1),
-    Key(_S + "max.num.groups", "max_num_groups", "int", 30, "Most clustering groups in one plan.", lo=0),
-    Key(_S + "target.file.max.bytes", "target_file_max_bytes", "bytes", 1024**3,
+    Key(keys.MAX_NUM_GROUPS, "max_num_groups", "int", 30, "Most clustering groups in one plan.", lo=0),
+    Key(keys.TARGET_FILE_MAX_BYTES, "target_file_max_bytes", "bytes", 1024**3,
         "Target size in bytes of each output file.", lo=1),
-    Key(_S + "sort.columns", "sort_columns", "str", None, "Comma-separated columns to sort by when clustering.",
+    Key(keys.SORT_COLUMNS, "sort_columns", "str", None, "Comma-separated columns to sort by when clustering.",
         optional=True),
-    Key(_S + "partition.selected", "partition_selected", "str", None, "Comma-separated partitions to cluster.",
+    Key(keys.PARTITION_SELECTED, "partition_selected", "str", None, "Comma-separated partitions to cluster.",
         optional=True),
-    Key(_S + "partition.regex.pattern", "partition_regex_pattern", "str", None,
+    Key(keys.PARTITION_REGEX_PATTERN, "partition_regex_pattern", "str", None,
         "Only partitions matching this regular expression are clustered.", optional=True, regex=True),
-    _enum("hoodie.clustering.plan.partition.filter.mode", "partition_filter_mode", "NONE",
-          ("NONE", "RECENT_DAYS", "SELECTED_PARTITIONS", "DAY_ROLLING"), "Partition filter used when planning."),
-    Key(_S + "daybased.lookback.partitions", "daybased_lookback_partitions", "int", 2,
+    _enum(keys.PARTITION_FILTER_MODE, "partition_filter_mode", "NONE", PartitionFilterMode,
+          "Partition filter used when planning."),
+    Key(keys.DAYBASED_LOOKBACK_PARTITIONS, "daybased_lookback_partitions", "int", 2,
         "RECENT_DAYS: number of (newest) partitions to consider; <= 0 means all."),
-    Key(_S + "daybased.skipfromlatest.partitions", "skip_partitions_from_latest", "int", 0,
+    Key(keys.DAYBASED_SKIP_FROM_LATEST_PARTITIONS, "skip_partitions_from_latest", "int", 0,
         "RECENT_DAYS: number of newest partitions to skip.", lo=0),
-    Key(_S + "cluster.begin.partition", "cluster_begin_partition", "str", None,
+    Key(keys.CLUSTER_BEGIN_PARTITION, "cluster_begin_partition", "str", None,
         "SELECTED_PARTITIONS: first partition (inclusive).", optional=True),
-    Key(_S + "cluster.end.partition", "cluster_end_partition", "str", None,
+    Key(keys.CLUSTER_END_PARTITION, "cluster_end_partition", "str", None,
         "SELECTED_PARTITIONS: last partition (inclusive).", optional=True),
-    Key(_S + "single.group.clustering.enabled", "single_group_clustering_enabled", "bool", True,
+    Key(keys.SINGLE_GROUP_CLUSTERING_ENABLED, "single_group_clustering_enabled", "bool", True,
         "Plan a group even when it holds a single file group."),
-    Key(_C + "group.read.parallelism", "group_read_parallelism", "int", 20,
+    Key(keys.GROUP_READ_PARALLELISM, "group_read_parallelism", "int", 20,
         "Most read tasks for one clustering group.", lo=1),
-    Key(_C + "max.parallelism", "max_parallelism", "int", 15, "Most clustering groups executed at once.", lo=1),
-    Key(_C + "rollback.pending.replacecommit.on.conflict", "rollback_pending_on_conflict", "bool", False,
+    Key(keys.MAX_PARALLELISM, "max_parallelism", "int", 15, "Most clustering groups executed at once.", lo=1),
+    Key(keys.ROLLBACK_PENDING_ON_CONFLICT, "rollback_pending_on_conflict", "bool", False,
         "Writers roll back a pending clustering that conflicts with their update."),
     # 1.1.1 docs name it hoodie.clustering.plan.strategy.*; another upstream revision of the class names it
     # hoodie.file.stitching.*, read here as an alternative.
-    Key(_S + "binary.copy.schema.evolution.enable", "binary_copy_schema_evolution_enable", "bool", False,
+    Key(keys.BINARY_COPY_SCHEMA_EVOLUTION_ENABLE, "binary_copy_schema_evolution_enable", "bool", False,
         "Binary file stitching may group files with different but compatible schemas.",
         alternatives=("hoodie.file.stitching.binary.copy.schema.evolution.enable",)),
 )
 
 LAYOUT_KEYS: tuple[Key, ...] = (
-    _enum(_L + "strategy", "layout_optimize_strategy", "LINEAR", ("LINEAR", "ZORDER", "HILBERT"),
-          "Record ordering: lexicographic, Z-order curve or Hilbert curve.", spellings={"z-order": "ZORDER"}),
-    _enum(_L + "curve.build.method", "layout_curve_build_method", "DIRECT", ("DIRECT", "SAMPLE"),
+    _enum(keys.LAYOUT_STRATEGY, "layout_optimize_strategy", "LINEAR", Layout,
+          "Record ordering: lexicographic, Z-order curve or Hilbert curve.", spellings=dict(LAYOUT_SPELLINGS),
+          parser=parse_layout),
+    _enum(keys.LAYOUT_CURVE_BUILD_METHOD, "layout_curve_build_method", "DIRECT", CurveBuildMethod,
           "How space-filling curves are built (z-order/Hilbert only)."),
-    Key(_L + "build.curve.sample.size", "layout_build_curve_sample_size", "int", 200000,
+    Key(keys.LAYOUT_BUILD_CURVE_SAMPLE_SIZE, "layout_build_curve_sample_size", "int", 200000,
         "SAMPLE method: rows sampled to find range boundaries.", lo=1),
-    Key(_L + "data.skipping.enable", "layout_data_skipping_enable", "bool", True,
+    Key(keys.LAYOUT_DATA_SKIPPING_ENABLE, "layout_data_skipping_enable", "bool", True,
         "Deprecated since 0.11.0; no effect."),
-    Key(_L + "enable", "layout_optimize_enable", "bool", False, "Deprecated since 0.11.0; no effect."),
+    Key(keys.LAYOUT_OPTIMIZE_ENABLE, "layout_optimize_enable", "bool", False, "Deprecated since 0.11.0; no effect."),
 )
 
 # Outside the clustering namespaces: what a clustering run needs from the writer, storage and index configs.
 WRITER_KEYS: tuple[Key, ...] = (
-    Key("hoodie.parquet.max.file.size", "parquet_max_file_size", "bytes", 120 * 1024 * 1024,
+    Key(keys.PARQUET_MAX_FILE_SIZE, "parquet_max_file_size", "bytes", 120 * 1024 * 1024,
         "Target size in bytes of parquet files; also the assumed size of a slice without a base file.", lo=1),
-    Key("hoodie.parquet.small.file.limit", "parquet_small_file_limit", "bytes", 104857600,
+    Key(keys.PARQUET_SMALL_FILE_LIMIT, "parquet_small_file_limit", "bytes", 104857600,
         "Writers grow files below this size (<= 0 disables)."),
-    _enum("hoodie.parquet.compression.codec", "parquet_compression_codec", "gzip",
-          ("uncompressed", "snappy", "gzip", "lzo", "brotli", "lz4", "zstd", "lz4_raw"),
-          "Parquet compression codec.", spellings={c: c for c in
-          ("uncompressed", "snappy", "gzip", "lzo", "brotli", "lz4", "zstd", "lz4_raw")}),
-    Key("hoodie.parquet.block.size", "parquet_block_size", "bytes", 120 * 1024 * 1024,
+    _enum(keys.PARQUET_COMPRESSION_CODEC, "parquet_compression_codec", "gzip", CompressionCodec,
+          "Parquet compression codec.", spellings={c: c for c in typing.get_args(CompressionCodec)}),
+    Key(keys.PARQUET_BLOCK_SIZE, "parquet_block_size", "bytes", 120 * 1024 * 1024,
         "Parquet row group size in bytes.", lo=1),
-    Key("hoodie.parquet.page.size", "parquet_page_size", "bytes", 1024 * 1024, "Parquet page size in bytes.", lo=1),
-    Key("hoodie.parquet.bloom.filter.enabled", "parquet_bloom_filter_enabled", "bool", True,
+    Key(keys.PARQUET_PAGE_SIZE, "parquet_page_size", "bytes", 1024 * 1024, "Parquet page size in bytes.", lo=1),
+    Key(keys.PARQUET_BLOOM_FILTER_ENABLED, "parquet_bloom_filter_enabled", "bool", True,
         "Write the record-key bloom filter into parquet footers."),
-    Key("hoodie.index.bloom.num_entries", "bloom_num_entries", "int", 60000,
+    Key(keys.BLOOM_NUM_ENTRIES, "bloom_num_entries", "int", 60000,
         "Bloom filter entries (initial size of a dynamic filter).", lo=1),
-    Key("hoodie.index.bloom.fpp", "bloom_fpp", "double", 0.000000001, "Bloom filter false-positive rate.",
+    Key(keys.BLOOM_FPP, "bloom_fpp", "double", 0.000000001, "Bloom filter false-positive rate.",
         lo=0, hi=1, lo_open=True, hi_open=True),
-    _enum("hoodie.bloom.index.filter.type", "bloom_filter_type", "DYNAMIC_V0", ("SIMPLE", "DYNAMIC_V0"),
+    _enum(keys.BLOOM_FILTER_TYPE, "bloom_filter_type", "DYNAMIC_V0", BloomFilterType,
           "Bloom filter type."),
-    Key("hoodie.bloom.index.filter.dynamic.max.entries", "bloom_dynamic_max_entries", "int", 100000,
+    Key(keys.BLOOM_DYNAMIC_MAX_ENTRIES, "bloom_dynamic_max_entries", "int", 100000,
         "Most keys in a dynamic bloom filter.", lo=1),
-    Key("hoodie.client.heartbeat.interval_in_ms", "heartbeat_interval_ms", "int", 60000,
+    Key(keys.HEARTBEAT_INTERVAL_MS, "heartbeat_interval_ms", "int", 60000,
         "How often a running clustering refreshes its heartbeat file .hoodie/.heartbeat/<instant>.", lo=1000),
-    Key("hoodie.client.heartbeat.tolerable.misses", "heartbeat_tolerable_misses", "int", 2,
+    Key(keys.HEARTBEAT_TOLERABLE_MISSES, "heartbeat_tolerable_misses", "int", 2,
         "Missed heartbeats after which a pending clustering counts as abandoned.", lo=0),
-    Key("hoodie.write.lock.wait_time_ms", "lock_wait_time_ms", "long", 60000,
+    Key(keys.LOCK_WAIT_TIME_MS, "lock_wait_time_ms", "long", 60000,
         "Longest wait for the table's timeline lock before giving up.", lo=0),
-    Key("hoodie.metadata.enable", "metadata_enable", "bool", True, "Keep the metadata table up to date."),
-    _enum("hoodie.write.markers.type", "write_markers_type", "TIMELINE_SERVER_BASED",
-          ("DIRECT", "TIMELINE_SERVER_BASED"), "Marker type."),
-    _enum("hoodie.index.type", "index_type", None,
-          ("INMEMORY", "BLOOM", "GLOBAL_BLOOM", "SIMPLE", "GLOBAL_SIMPLE", "BUCKET", "FLINK_STATE", "RECORD_INDEX",
-           "GLOBAL_RECORD_LEVEL_INDEX", "RECORD_LEVEL_INDEX"),
-          "Index type (no default; Hudi uses SIMPLE on Spark).", optional=True),
-    _enum("hoodie.index.bucket.engine", "index_bucket_engine", "SIMPLE", ("SIMPLE", "CONSISTENT_HASHING"),
+    Key(keys.METADATA_ENABLE, "metadata_enable", "bool", True, "Keep the metadata table up to date."),
+    _enum(keys.WRITE_MARKERS_TYPE, "write_markers_type", "TIMELINE_SERVER_BASED", MarkersType, "Marker type."),
+    _enum(keys.INDEX_TYPE, "index_type", None, IndexType, "Index type (no default; Hudi uses SIMPLE on Spark).",
+          optional=True),
+    _enum(keys.INDEX_BUCKET_ENGINE, "index_bucket_engine", "SIMPLE", BucketEngine,
           "Bucket index engine."),
-    Key("hoodie.bucket.index.num.buckets", "bucket_num_buckets", "int", 256,
+    Key(keys.BUCKET_NUM_BUCKETS, "bucket_num_buckets", "int", 256,
         "Buckets per partition (initial count for consistent hashing).", lo=1),
-    Key("hoodie.bucket.index.max.num.buckets", "bucket_max_num_buckets", "int", None,
+    Key(keys.BUCKET_MAX_NUM_BUCKETS, "bucket_max_num_buckets", "int", None,
         "Consistent hashing: most buckets per partition.", lo=1, optional=True),
-    Key("hoodie.bucket.index.min.num.buckets", "bucket_min_num_buckets", "int", None,
+    Key(keys.BUCKET_MIN_NUM_BUCKETS, "bucket_min_num_buckets", "int", None,
         "Consistent hashing: fewest buckets per partition.", lo=1, optional=True),
-    Key("hoodie.bucket.index.split.threshold", "bucket_split_threshold", "double", 2.0,
+    Key(keys.BUCKET_SPLIT_THRESHOLD, "bucket_split_threshold", "double", 2.0,
         "Consistent hashing: split a bucket above max.file.size times this.", lo=0, lo_open=True),
-    Key("hoodie.bucket.index.merge.threshold", "bucket_merge_threshold", "double", 0.2,
+    Key(keys.BUCKET_MERGE_THRESHOLD, "bucket_merge_threshold", "double", 0.2,
         "Consistent hashing: merge buckets below max.file.size times this.", lo=0),
-    Key("hoodie.bucket.index.hash.field", "bucket_hash_field", "str", None,
+    Key(keys.BUCKET_HASH_FIELD, "bucket_hash_field", "str", None,
         "Fields hashed to buckets (default: the record key fields).", optional=True),
 )
 

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .table import FileSlice, HudiTable
 
 PROJECT_NAME = "hudi_cluster"
+WriteStat = dict[str, Any]  # one written file's HoodieWriteStat fields, as GroupTask.write returns them
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
@@ -110,7 +111,7 @@ def plan_execution_strategy(context: PlanContext) -> tuple[str, Mapping[str, str
 
 
 @hookspec(firstresult=True)
-def execute_group(task: GroupTask) -> Sequence[Any]:
+def execute_group(task: GroupTask) -> Sequence[WriteStat]:
     """Required. Rewrite one clustering group; runs inside a Spark task. Return the written files' write stats.
 
     ``task.read_arrow()`` gives the group's rows (merged, meta columns included); ``task.write(rows, num_files)``
@@ -122,7 +123,7 @@ def execute_group(task: GroupTask) -> Sequence[Any]:
 
 
 @hookspec(firstresult=True)
-def execution_before_commit(table: HudiTable, plan: StoredPlan, write_stats: list[Any]) -> None:
+def execution_before_commit(table: HudiTable, plan: StoredPlan, write_stats: list[WriteStat]) -> None:
     """Optional. Runs on the driver once every group succeeded, before the completed instant is written.
 
     For table-level artefacts the new layout needs (e.g. consistent-hashing metadata naming the new buckets).

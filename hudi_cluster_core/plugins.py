@@ -81,7 +81,8 @@ def _entry_points() -> list[tuple[Any, Any]]:
     error (pluggy would load the first and skip the other silently)."""
     from importlib.metadata import distributions
 
-    found, owners = [], {}
+    found: list[tuple[Any, Any]] = []
+    owners: dict[str, str] = {}
     for dist in distributions():
         for entry_point in dist.entry_points:
             if entry_point.group != ENTRY_POINT_GROUP:
@@ -98,7 +99,7 @@ def _entry_points() -> list[tuple[Any, Any]]:
     return sorted(found, key=lambda pair: pair[1].name)
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: object) -> str:
     return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
 
 

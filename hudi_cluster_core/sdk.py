@@ -4,6 +4,10 @@ Plugins import from here, never from another plugin, so this is the public, stab
 re-exported from where they live in the core. ``docs/plugin-models.md`` describes the models, and
 ``hudi_cluster_core.hookspecs`` the hooks (which are required, and what the default of an optional one does).
 
+Configuration:
+    ``ClusteringConfig`` (``context.config``: one typed attribute per Hudi key, e.g. ``config.max_num_groups``,
+    ``config.sort_columns``, ``config.writer.parquet_max_file_size``), ``keys`` (every Hudi key name as a constant,
+    e.g. ``keys.SORT_COLUMNS``), ``Layout`` and ``parse_layout`` / ``curve_name`` (the one layout-name parser).
 Hooks and models:
     ``hookimpl``; ``FileSlice`` (with its ``BaseFile`` and ``LogFile``s), ``PlannedGroup``, ``PlanContext``, ``SliceStats``; ``StrategyParams`` (base of
     a params model), pydantic's ``Field`` (to declare its fields) and ``params_key`` (the rule naming a strategy's
@@ -25,7 +29,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .config import StrategyParams
+from . import keys
+from .config import ClusteringConfig, StrategyParams
 from .hookspecs import hookimpl
 from .plan.defaults import (
     SORT_COLUMNS_KEY, SortAndSizeParams, execution_strategy, finalize_groups, select_slices, sort_columns_params,
@@ -33,12 +38,13 @@ from .plan.defaults import (
 from .plan.eligibility import select_eligible_slices
 from .plan.footer_stats import footer_stats_provider
 from .plan.limits import SizeLimits
+from .layout import Layout, curve_name, parse_layout
 from .plan.model import PlanContext, PlannedGroup, SliceStats
 from .plan.packing import GroupCutter, cut_in_order, pack_by_size, slices_by_partition
 from .table import FileSlice
 from .table.naming import BaseFile, LogFile
 
-PARAMS_KEY_PREFIX = "hoodie.clustering.plan.strategy."
+PARAMS_KEY_PREFIX = keys.STRATEGY_PARAM_PREFIX
 
 
 def params_key(strategy_name: str, setting: str) -> str:
@@ -49,8 +55,9 @@ def params_key(strategy_name: str, setting: str) -> str:
 
 
 __all__ = [
-    "PARAMS_KEY_PREFIX", "SORT_COLUMNS_KEY", "BaseFile", "Field", "FileSlice", "LogFile", "GroupCutter", "PlanContext", "PlannedGroup", "SizeLimits",
-    "SliceStats", "SortAndSizeParams", "StrategyParams", "cut_in_order", "execution_strategy", "finalize_groups",
-    "footer_stats_provider", "hookimpl", "pack_by_size", "params_key", "select_eligible_slices", "select_slices",
+    "PARAMS_KEY_PREFIX", "SORT_COLUMNS_KEY", "BaseFile", "ClusteringConfig", "Field", "FileSlice", "GroupCutter",
+    "Layout", "LogFile", "PlanContext", "PlannedGroup", "SizeLimits", "SliceStats", "SortAndSizeParams",
+    "StrategyParams", "curve_name", "cut_in_order", "execution_strategy", "finalize_groups", "footer_stats_provider",
+    "hookimpl", "keys", "pack_by_size", "params_key", "parse_layout", "select_eligible_slices", "select_slices",
     "slices_by_partition", "sort_columns_params",
 ]  # fmt: skip

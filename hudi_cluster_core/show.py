@@ -59,7 +59,7 @@ def table_summary(table: HudiTable, *, archived: bool = False) -> str:
         f"{human_size(sum(s.total_size for s in slices))} in latest slices",
     ]
     per_partition = Counter(s.partition for s in slices)
-    bytes_per_partition = Counter()
+    bytes_per_partition: Counter[str] = Counter()
     for s in slices:
         bytes_per_partition[s.partition] += s.total_size
     lines.append("partitions:")

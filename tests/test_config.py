@@ -5,7 +5,10 @@ from __future__ import annotations
 import logging
 import math
 import tempfile
+import types
+import typing
 from pathlib import Path
+from typing import Literal, Optional
 
 import pydantic
 import pytest
@@ -14,6 +17,7 @@ from hypothesis import strategies as st
 from pydantic import Field
 
 from hudi_cluster_core import config_keys as ck
+from hudi_cluster_core import keys
 from hudi_cluster_core.config import (
     CONF_DIR_ENV,
     ClusteringConfig,
@@ -131,6 +135,57 @@ def test_every_field_has_its_hudi_key_as_alias_and_a_description():
     namespaced = {info.alias for info in ClusteringConfig.model_fields.values() if info.alias}
     assert all(ck.in_namespace(k) for k in namespaced)
     assert {k for k in ck.BY_KEY if ck.in_namespace(k)} == namespaced
+
+
+def _shape(annotation):
+    """An annotation in a comparable form: ``int | None``, ``Optional[int]`` and ``Union[int, None]`` alike."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return frozenset(_shape(a) for a in typing.get_args(annotation))
+    if typing.get_origin(annotation) is Literal:
+        return ("Literal", typing.get_args(annotation))
+    return annotation
+
+
+def _catalogue_type(spec: ck.Key):
+    base = Literal[spec.choices] if spec.kind == "enum" else {"bool": bool, "double": float, "str": str}.get(spec.kind, int)
+    return Optional[base] if spec.optional else base  # noqa: UP045
+
+
+def test_static_fields_and_the_catalogue_stay_in_sync():
+    """Every catalogue key has exactly one typed field (ClusteringConfig, or WriterSettings for the writer keys),
+    named as the catalogue names it, with the catalogue's type and default, and a constant in keys.py."""
+    fields: dict[str, list[tuple[type, str]]] = {}
+    for model in (ClusteringConfig, WriterSettings):
+        for name, info in model.model_fields.items():
+            if name != "writer":
+                fields.setdefault(info.alias, []).append((model, name))
+    assert set(fields) == set(ck.BY_KEY), "a field without a catalogue key, or a catalogue key without a field"
+    for key, found in fields.items():
+        spec = ck.BY_KEY[key]
+        assert len(found) == 1, (key, found)
+        model, name = found[0]
+        info = model.model_fields[name]
+        assert name == spec.field, key
+        assert model is (WriterSettings if spec in ck.WRITER_KEYS else ClusteringConfig), key
+        assert _shape(info.annotation) == _shape(_catalogue_type(spec)), (key, info.annotation)
+        assert info.default == spec.default and type(info.default) is type(spec.default), (key, info.default)
+        assert ClusteringConfig().get(key) == spec.default or spec.default is None, key
+    constants = {v for n, v in vars(keys).items() if n.isupper() and isinstance(v, str) and v.startswith("hoodie.")}
+    assert set(ck.BY_KEY) <= constants, set(ck.BY_KEY) - constants
+
+
+def test_typed_fields_hold_typed_values():
+    config = load_config(hoodie_conf=[f"{CS}max.num.groups=7", "hoodie.layout.optimize.strategy=z-order",
+                                      "hoodie.index.bloom.fpp=1e-3", f"{CS}single.group.clustering.enabled=FALSE"])
+    assert config.max_num_groups == 7 and type(config.max_num_groups) is int
+    assert config.layout_optimize_strategy == "ZORDER"
+    assert config.writer.bloom_fpp == 0.001 and type(config.writer.bloom_fpp) is float
+    assert config.single_group_clustering_enabled is False
+    assert config.get(keys.MAX_NUM_GROUPS) == 7 and config.raw[keys.MAX_NUM_GROUPS] == "7"
+    assert ClusteringConfig(max_num_groups="5").max_num_groups == 5  # Hudi's text, parsed by the catalogue
+    assert ClusteringConfig.model_validate({keys.LAYOUT_STRATEGY: "Hilbert"}).layout_optimize_strategy == "HILBERT"
+    with pytest.raises(pydantic.ValidationError, match="out of range"):
+        ClusteringConfig(max_num_groups=-1)
 
 
 def test_config_is_frozen_and_maps_are_read_only():
@@ -547,3 +602,28 @@ def test_strategy_params_errors_name_strategy_key_value_and_accepted():
 def test_keys_declared_by_strategy_params_load_without_error():
     config = load_config(overrides={CS + "test.count": "3"})
     assert config.extra == {CS + "test.count": "3"}
+
+
+# ------------------------------------------------------------------------------------------- layout names
+
+
+@pytest.mark.parametrize("name", ["linear", "LINEAR", "z-order", "Z-Order", "zorder", "ZORDER", " hilbert ", "Hilbert",
+                                  "Z_ORDER", "z order", "spiral", "", "curve"])  # fmt: skip
+def test_one_layout_parser_for_the_config_and_the_curve_sort(name):
+    """The config key and the curve sort accept exactly the spellings parse_layout accepts."""
+    import pyarrow as pa
+
+    from hudi_cluster_core.io.curves import curve_sort_indices
+    from hudi_cluster_core.layout import curve_name, parse_layout
+
+    try:
+        canonical = parse_layout(name)
+    except ValueError as exc:
+        assert "accepted: LINEAR, ZORDER, HILBERT (any case; also z-order)" in str(exc)
+        assert "not an accepted value" in _err(overrides={keys.LAYOUT_STRATEGY: name or " "})
+        with pytest.raises(ValueError):
+            curve_sort_indices(pa.table({"a": [2, 1], "b": [1, 2]}), ["a", "b"], name)
+        return
+    assert load_config(overrides={keys.LAYOUT_STRATEGY: name}).layout_optimize_strategy == canonical
+    assert curve_name(name) == {"LINEAR": "linear", "ZORDER": "z-order", "HILBERT": "hilbert"}[canonical]
+    assert sorted(curve_sort_indices(pa.table({"a": [2, 1], "b": [1, 2]}), ["a", "b"], name).to_pylist()) == [0, 1]

@@ -250,7 +250,7 @@ def test_trace_env_var_prints_hook_calls():
         "from types import SimpleNamespace as NS\n"
         "from hudi_cluster_core.plugins import default_registry, call_hook\n"
         "s = default_registry().resolve('plan', 'size-based')\n"
-        "ctx = NS(partitions=(), pending_file_groups={}, config=NS(get=lambda key: 100))\n"
+        "ctx = NS(partitions=(), pending_file_groups={}, config=NS(small_file_limit=100))\n"
         "print(call_hook(s, 'plan_select_slices', context=ctx, slices=[]))\n"
     )
     env = {**os.environ, "HUDI_CLUSTER_TRACE_HOOKS": "1"}

@@ -17,6 +17,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, cast
 
 import fastavro
 
@@ -53,7 +54,7 @@ def _raw(name: str) -> dict:
 @functools.cache
 def schema(name: str) -> dict:
     """The parsed fastavro schema of top-level record ``name`` (cached: do not mutate)."""
-    return fastavro.parse_schema(_raw(name))
+    return cast("dict[str, Any]", fastavro.parse_schema(_raw(name)))
 
 
 @functools.cache
@@ -113,7 +114,7 @@ def decode_avro(data: bytes, *, source: str = "<bytes>") -> dict:
         raise TableError(f"{source}: corrupt or truncated Avro container ({reason}); {expected}") from None
     if len(records) != 1:
         raise TableError(f"{source}: Avro container holds {len(records)} records; {expected}")
-    return records[0]
+    return cast("dict[str, Any]", records[0])
 
 
 def encode_avro(record: Mapping, schema_name: str) -> bytes:

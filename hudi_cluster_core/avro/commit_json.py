@@ -18,6 +18,7 @@ import json
 import math
 from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any
 
 from ..errors import PlanError, TableError
 from .codec import MAGIC, decode_avro, encode_avro, record_fields, validate
@@ -107,7 +108,7 @@ def encode_commit_metadata(meta: Mapping, *, layout_version: int, replace: bool)
         raise PlanError(
             f"commit metadata has {_REPLACE_KEY} but replace=False; only a replacecommit may replace file groups"
         )
-    record = {
+    record: dict[str, Any] = {
         "partitionToWriteStats": meta.get("partitionToWriteStats") or {},
         "compacted": bool(meta.get("compacted")),
         "extraMetadata": meta.get("extraMetadata") or {},
@@ -168,6 +169,7 @@ def _java_double(value: float) -> str:
     if value == 0:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
     sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
+    assert isinstance(exponent, int)  # finite: NaN and infinities returned above
     text = "".join(map(str, digits))
     scientific = len(digits) - 1 + exponent
     if -3 <= scientific < 7:

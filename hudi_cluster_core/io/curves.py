@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import PlanError
+from ..layout import Curve, curve_name, parse_layout  # noqa: F401 - parse_layout re-exported: the one layout parser
 
 HILBERT_BITS = 63
 HILBERT_INDEX_BYTES = 63
@@ -35,18 +36,6 @@ _INT32_BITS = np.uint64(0xFFFFFFFF)
 _MILLIS_PER_DAY = 86_400_000
 _ROWS_PER_BATCH = 32768
 _THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-
-
-LAYOUTS = ("linear", "z-order", "hilbert")
-_LAYOUT_SPELLINGS = {"linear": "linear", "zorder": "z-order", "hilbert": "hilbert"}
-
-
-def canonical_layout(name: str) -> str:
-    """``linear``, ``z-order`` or ``hilbert`` for any spelling Hudi's enum takes (any case; ``-``/``_`` ignored)."""
-    layout = _LAYOUT_SPELLINGS.get(str(name).strip().lower().replace("-", "").replace("_", ""))
-    if layout is None:
-        raise PlanError(f"hoodie.layout.optimize.strategy={name!r}; accepted: linear, z-order, hilbert")
-    return layout
 
 
 def hudi_dimension_order(field_names: list[str], columns: list[str]) -> list[str]:
@@ -146,8 +135,8 @@ def zorder_words(column) -> np.ndarray:
     if kind == "long":
         return _integers(column, 2**63 - 1).view(np.uint64) ^ _SIGN_BIT_64
     if pa.types.is_floating(t):  # doubleTo8Byte; floats are widened to double first
-        null = float(np.finfo(np.float32).max) if t == pa.float32() else float(np.finfo(np.float64).max)
-        values = _values(column, null, np.float64)
+        null_value = float(np.finfo(np.float32).max) if t == pa.float32() else float(np.finfo(np.float64).max)
+        values = _values(column, null_value, np.float64)
         raw = values.view(np.uint64)
         return np.where(values > 0, raw ^ _SIGN_BIT_64, np.where(values < 0, ~raw, raw))
     if pa.types.is_boolean(t):  # intTo8Byte(1 or 0); null is false
@@ -401,17 +390,19 @@ def _byte_matrix_sort_indices(matrix: np.ndarray) -> pa.Array:
 
 
 def curve_sort_indices(table: pa.Table, columns: list[str], layout: str) -> pa.Array:
-    """Row indices in the order Hudi's layout optimisation writes them (stable for equal keys)."""
-    layout = canonical_layout(layout)
+    """Row indices in the order Hudi's layout optimisation writes them (stable for equal keys).
+
+    ``layout``: any spelling :func:`hudi_cluster_core.layout.parse_layout` accepts (ValueError otherwise)."""
+    curve: Curve = curve_name(layout)
     columns = list(columns)
     if not columns:
         return pa.array(np.arange(table.num_rows, dtype=np.uint64))
     missing = [c for c in columns if c not in table.schema.names]
     if missing:
         raise KeyError(f"sort columns not in the table: {missing}")
-    if layout == "linear" or len(columns) == 1:
+    if curve == "linear" or len(columns) == 1:
         return _linear_sort_indices(table, columns)
-    if layout == "z-order":
+    if curve == "z-order":
         return _byte_matrix_sort_indices(_zorder_matrix(table, columns))
     keys = _hilbert_matrix(table, columns)
     if len(columns) <= 7:  # only the last 8 * dims bytes can be non-zero (see _hilbert_index_bytes)

@@ -63,6 +63,13 @@ class Storage:
             return None
         return FileEntry(found.path, found.size or 0, found.type == pafs.FileType.Directory)
 
+    def size(self, path: str) -> int:
+        """The size in bytes of the file at ``path``; FileNotFoundError if there is none."""
+        entry = self.info(path)
+        if entry is None:
+            raise FileNotFoundError(path)
+        return entry.size
+
     def exists(self, path: str) -> bool:
         return self.info(path) is not None
 

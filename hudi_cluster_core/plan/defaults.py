@@ -12,16 +12,18 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from pydantic import Field
 
-from ..config import StrategyParams
+from .. import keys
+from ..config import ClusteringConfig, StrategyParams
 from .eligibility import select_eligible_slices
 
 if TYPE_CHECKING:
     from ..table import FileSlice
     from .model import PlanContext, PlannedGroup
 
-SORT_COLUMNS_KEY = "hoodie.clustering.plan.strategy.sort.columns"
-EXECUTION_STRATEGY_KEY = "hoodie.clustering.execution.strategy.class"
-MAX_NUM_GROUPS_KEY = "hoodie.clustering.plan.strategy.max.num.groups"
+# the names these keys had here before hudi_cluster_core.keys; plugins import SORT_COLUMNS_KEY (via the sdk)
+SORT_COLUMNS_KEY = keys.SORT_COLUMNS
+EXECUTION_STRATEGY_KEY = keys.EXECUTION_STRATEGY_CLASS
+MAX_NUM_GROUPS_KEY = keys.MAX_NUM_GROUPS
 
 
 class SortAndSizeParams(StrategyParams):
@@ -29,7 +31,7 @@ class SortAndSizeParams(StrategyParams):
     the plan carries (``sort_columns_params`` puts them there)."""
 
     sort_columns: str | None = Field(
-        None, alias=SORT_COLUMNS_KEY,
+        None, alias=keys.SORT_COLUMNS,
         description="Comma-separated columns to sort each group by; none keeps input order.",
     )  # fmt: skip
 
@@ -38,10 +40,9 @@ class SortAndSizeParams(StrategyParams):
         return [c.strip() for c in (self.sort_columns or "").split(",") if c.strip()]
 
 
-def sort_columns_params(config: Any) -> dict[str, str]:
+def sort_columns_params(config: ClusteringConfig) -> dict[str, str]:
     """``{sort.columns: ...}`` when the user configured sort columns, else ``{}``: the plan's strategy params."""
-    sort_columns = config.get(SORT_COLUMNS_KEY)
-    return {SORT_COLUMNS_KEY: sort_columns} if sort_columns else {}
+    return {keys.SORT_COLUMNS: config.sort_columns} if config.sort_columns else {}
 
 
 def select_slices(context: PlanContext, slices: list[FileSlice]) -> list[FileSlice]:
@@ -51,13 +52,13 @@ def select_slices(context: PlanContext, slices: list[FileSlice]) -> list[FileSli
 
 def finalize_groups(context: PlanContext, groups: list[PlannedGroup]) -> list[PlannedGroup]:
     """Default ``plan_finalize_groups``: the first ``max.num.groups`` groups, in the order given."""
-    return list(groups)[: int(context.config.get(MAX_NUM_GROUPS_KEY))]
+    return list(groups)[: context.config.max_num_groups]
 
 
 def execution_strategy(context: PlanContext) -> tuple[str, dict[str, str]]:
     """Default ``plan_execution_strategy``: the configured execution class (Hudi's default is
     ``SparkSortAndSizeExecutionStrategy``), with the configured sort columns passed on."""
-    return context.config.get(EXECUTION_STRATEGY_KEY), sort_columns_params(context.config)
+    return context.config.execution_strategy_class, sort_columns_params(context.config)
 
 
 PLAN_HOOK_DEFAULTS: Mapping[str, Callable[..., Any]] = {

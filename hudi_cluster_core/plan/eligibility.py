@@ -11,8 +11,13 @@ import datetime as dt
 import logging
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..table import FileSlice
+
+if TYPE_CHECKING:
+    from ..config import ClusteringConfig
+    from .model import PlanContext
 
 log = logging.getLogger(__name__)
 
@@ -23,23 +28,24 @@ class PartitionSelection:
     missing: tuple[str, ...] = ()  # skipped this time but due later: the plan's missingSchedulePartitions
 
 
-def select_partitions(all_partitions: list[str], config, *, now: dt.datetime | None = None) -> PartitionSelection:
-    selected = config.get("hoodie.clustering.plan.strategy.partition.selected")
+def select_partitions(
+    all_partitions: list[str], config: ClusteringConfig, *, now: dt.datetime | None = None
+) -> PartitionSelection:
+    selected = config.partition_selected
     if selected:
         candidates = [p.strip() for p in selected.split(",") if p.strip()]
     else:
-        pattern = config.get("hoodie.clustering.plan.strategy.partition.regex.pattern")
+        pattern = config.partition_regex_pattern
         candidates = [p for p in all_partitions if not pattern or re.fullmatch(pattern, p)]
-    mode = str(config.get("hoodie.clustering.plan.partition.filter.mode")).upper()
+    mode = config.partition_filter_mode
     if mode == "RECENT_DAYS":
-        lookback = int(config.get("hoodie.clustering.plan.strategy.daybased.lookback.partitions"))
-        skip = max(int(config.get("hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions")), 0)
+        lookback = config.daybased_lookback_partitions
+        skip = max(config.skip_partitions_from_latest, 0)
         newest_first = sorted(candidates, reverse=True)
         chosen = newest_first[skip:][: lookback if lookback > 0 else len(candidates)]
         return PartitionSelection(tuple(chosen), tuple(newest_first[:skip]))
     if mode == "SELECTED_PARTITIONS":
-        begin = config.get("hoodie.clustering.plan.strategy.cluster.begin.partition")
-        end = config.get("hoodie.clustering.plan.strategy.cluster.end.partition")
+        begin, end = config.cluster_begin_partition, config.cluster_end_partition
         chosen = [p for p in candidates if (not begin or p >= begin) and (not end or p <= end)]
         return PartitionSelection(tuple(chosen))
     if mode == "DAY_ROLLING":
@@ -48,12 +54,12 @@ def select_partitions(all_partitions: list[str], config, *, now: dt.datetime | N
     return PartitionSelection(tuple(candidates))
 
 
-def select_eligible_slices(context, slices: list[FileSlice], *, small_file_limit: int | None = None) -> list[FileSlice]:
+def select_eligible_slices(
+    context: PlanContext, slices: list[FileSlice], *, small_file_limit: int | None = None
+) -> list[FileSlice]:
     """Slices in the selected partitions, not pending another table service, below the small-file limit."""
     partitions = set(context.partitions)
-    limit = small_file_limit if small_file_limit is not None else int(
-        context.config.get("hoodie.clustering.plan.strategy.small.file.limit")
-    )  # fmt: skip
+    limit = small_file_limit if small_file_limit is not None else context.config.small_file_limit
     eligible = []
     for file_slice in slices:
         if file_slice.partition not in partitions or file_slice.group_id in context.pending_file_groups:

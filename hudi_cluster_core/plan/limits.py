@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..config import ClusteringConfig
     from ..table import FileSlice
-
-_PLAN = "hoodie.clustering.plan.strategy."
 
 
 @dataclass(frozen=True)
@@ -25,11 +24,10 @@ class SizeLimits:
     single_group_clustering: bool
 
     @classmethod
-    def from_config(cls, config: Any) -> SizeLimits:
+    def from_config(cls, config: ClusteringConfig) -> SizeLimits:
         return cls(
-            int(config.get(_PLAN + "small.file.limit")), int(config.get(_PLAN + "max.bytes.per.group")),
-            int(config.get(_PLAN + "target.file.max.bytes")), int(config.get(_PLAN + "max.num.groups")),
-            int(config.get("hoodie.parquet.max.file.size")), bool(config.get(_PLAN + "single.group.clustering.enabled")),
+            config.small_file_limit, config.max_bytes_per_group, config.target_file_max_bytes, config.max_num_groups,
+            config.writer.parquet_max_file_size, config.single_group_clustering_enabled,
         )  # fmt: skip
 
     def slice_size(self, file_slice: FileSlice) -> int:

@@ -64,13 +64,18 @@ class PlanContext:
 
 @dataclass(frozen=True)
 class UpdateContext:
+    """What an update strategy sees: the file groups a writer's records go to, and those under pending
+    clustering (file group -> clustering instant)."""
+
     incoming_file_groups: frozenset[FileGroupId]
     pending_clustering: Mapping[FileGroupId, str]
-    config: Any = None
+    config: ClusteringConfig | None = None
 
 
 @dataclass(frozen=True)
 class UpdateDecision:
+    """An update strategy's answer: ``reject`` (naming ``file_groups``), ``allow`` or ``duplicate``."""
+
     action: Literal["reject", "allow", "duplicate"]
     file_groups: frozenset[FileGroupId] = frozenset()
     message: str = ""

@@ -49,7 +49,7 @@ def load_stored_plan(table: HudiTable, instant_time: str) -> StoredPlan:
     if record is None:
         raise PlanError(f"instant {instant_time} ({instant.file_name}) is not a pending clustering plan")
     requested = table.timeline.requested_file(instant_time)
-    source = table.timeline.path_of(requested.file_name)
+    source = table.timeline.path_of(requested.file_name if requested else instant.file_name)
     plan = read_plan(table.storage, instant_time, record, source=source)
     validate_plan(table, plan, source)  # before anything is written: a plan's paths must stay inside the table
     return plan
@@ -60,7 +60,7 @@ def build_tasks(table: HudiTable, plan: StoredPlan, config, registry: StrategyRe
     params = strategy_params(execution, dict(plan.strategy_params))
     check_sort_columns(table, plan.strategy_params.get(SORT_COLUMNS_KEY))
     options = ParquetOptions.from_hoodie(dict(config.raw))
-    target = int(config.get("hoodie.clustering.plan.strategy.target.file.max.bytes"))
+    target = config.target_file_max_bytes
     return [
         GroupTask(
             table.storage.base_uri, plan.instant_time, group, execution, params, dict(plan.strategy_params),
@@ -78,7 +78,7 @@ def execute_plan(
 
     The caller owns the instant (``heartbeat``); a failure propagates and the caller rolls back."""
     tasks = build_tasks(table, plan, config, registry)
-    wait_ms = int(config.get("hoodie.write.lock.wait_time_ms"))
+    wait_ms = config.lock_wait_time_ms
     with timeline_lock(table.storage, wait_ms):
         table = table.reload()
         instant = table.timeline.get(plan.instant_time)

@@ -12,12 +12,16 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import PlanError
 from ..write.base_file import TEMP_DIR
 from ..table import HudiTable, Instant, State
 from ..table.ownership import HEARTBEAT_DIR, Heartbeat, HeartbeatState, heartbeat_state, timeline_lock
 from .rollback import clustering_rollback_targets, rollback_clustering
+
+if TYPE_CHECKING:
+    from ..config import ClusteringConfig
 
 log = logging.getLogger(__name__)
 
@@ -35,12 +39,9 @@ class Ownership:
     wait_ms: int = 60000
 
     @classmethod
-    def from_config(cls, config) -> "Ownership":
-        return cls(
-            int(config.get("hoodie.client.heartbeat.interval_in_ms")),
-            int(config.get("hoodie.client.heartbeat.tolerable.misses")),
-            int(config.get("hoodie.write.lock.wait_time_ms")),
-        )
+    def from_config(cls, config: ClusteringConfig) -> Ownership:
+        writer = config.writer
+        return cls(writer.heartbeat_interval_ms, writer.heartbeat_tolerable_misses, writer.lock_wait_time_ms)
 
     def heartbeat(self, table: HudiTable, instant_time: str) -> Heartbeat:
         return Heartbeat(table.storage, instant_time, self.interval_ms, self.misses)

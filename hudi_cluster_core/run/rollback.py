@@ -65,11 +65,13 @@ def pending_rollback_of(table: HudiTable, instant_time: str) -> Instant | None:
 
 def clustering_rollback_targets(table: HudiTable) -> dict[str, Instant]:
     """Instant time -> pending rollback, for every unfinished rollback of a clustering instant."""
-    targets = {}
+    targets: dict[str, Instant] = {}
     for rollback in table.timeline.pending_rollbacks():
         target = _rollback_plan(table, rollback).get("instantToRollback") or {}
         time_, action = target.get("commitTime"), target.get("action")
-        plan = table.timeline.clustering_plan(time_) if time_ else None
+        if not time_:
+            continue  # no instant named: nothing this rollback could finish for clustering
+        plan = table.timeline.clustering_plan(time_)
         if action == "clustering" or plan is not None or (action == "replacecommit" and table.timeline.get(time_) is None):
             targets[time_] = rollback
     return targets

@@ -12,7 +12,7 @@ import re
 import sys
 import threading
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from .. import errors
 from ..plugins import call_hook
@@ -75,7 +75,7 @@ def run_group_tasks(
     # Largest groups first, spread round-robin, so the slots finish at about the same time.
     order = sorted(range(len(tasks)), key=lambda i: -tasks[i].group.num_output_file_groups)
     buckets = [order[i::slots] for i in range(slots)]
-    outcome: dict[str, object] = {}
+    outcome: dict[str, Any] = {}
 
     def collect() -> None:  # in its own thread, so a signal never lands in the middle of a Py4J call
         try:
@@ -140,7 +140,7 @@ def _task_error(exc: BaseException) -> BaseException:
     text = str(exc)
     found = _TASK_ERROR.search(text)
     error_type = getattr(errors, found.group(1), None) if found else None
-    if error_type is not None:
+    if found and error_type is not None:
         return error_type(f"clustering task failed: {found.group(2)}")
     if "PythonException" not in text:
         return exc

@@ -53,7 +53,7 @@ class GroupTask:
 
     def input_bytes(self) -> int:
         storage = self.storage
-        return sum(storage.info(path).size for s in self.group.slices for path in (s.base_file, *s.log_files) if path)
+        return sum(storage.size(path) for s in self.group.slices for path in (s.base_file, *s.log_files) if path)
 
     def read_slices(self) -> list[tuple[InputSlice, pa.Table]]:
         """``(slice, its rows)`` for every slice of the group, in plan order, Hudi's meta columns included.

@@ -22,7 +22,7 @@ import posixpath
 import struct
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterator
+from typing import Any, Iterator, cast
 
 import fastavro
 import pyarrow.parquet as pq
@@ -44,10 +44,10 @@ LSM_MANIFEST_PREFIX = "manifest_"
 # The instant fields of HoodieArchivedMetaEntry, as a reader schema: Avro schema resolution skips the bulky
 # metadata fields while listing. Fields an old writer lacks read as null.
 _ENTRY_FIELDS = ("commitTime", "actionType", "actionState", "stateTransitionTime")
-_ENTRY_PROJECTION = fastavro.parse_schema({
+_ENTRY_PROJECTION: dict[str, Any] = cast("dict[str, Any]", fastavro.parse_schema({
     "type": "record", "name": "HoodieArchivedMetaEntry", "namespace": "org.apache.hudi.avro.model",
     "fields": [{"name": n, "type": ["null", "string"], "default": None} for n in _ENTRY_FIELDS],
-})  # fmt: skip
+}))  # fmt: skip
 # Where a v6 archived record keeps its payload, by state (MetadataConversionUtils): completed write metadata,
 # then the clustering plan of the requested state.
 _COMMIT_FIELDS = ("hoodieReplaceCommitMetadata", "hoodieCommitMetadata")
@@ -207,7 +207,7 @@ class ArchivedTimeline:
 
     def _writer_schema(self, schema_text: str) -> dict:
         if schema_text not in self._schemas:
-            self._schemas[schema_text] = fastavro.parse_schema(json.loads(schema_text))
+            self._schemas[schema_text] = cast("dict[str, Any]", fastavro.parse_schema(json.loads(schema_text)))
         return self._schemas[schema_text]
 
     def _log_record(self, locator: _Locator) -> dict:
@@ -217,9 +217,9 @@ class ArchivedTimeline:
     def _decode(self, record: _LogRecord, data: bytes, reader_schema: dict | None) -> dict:
         try:
             writer_schema = self._writer_schema(record.schema_text)
-            return fastavro.schemaless_reader(
+            return cast("dict[str, Any]", fastavro.schemaless_reader(
                 io.BytesIO(data[record.offset : record.offset + record.length]), writer_schema, reader_schema
-            )
+            ))
         except Exception as exc:  # fastavro raises many types on corrupt input; all mean the same to a user
             reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
             raise TableError(f"{record.path}: corrupt archived record at byte {record.offset} ({reason})") from None

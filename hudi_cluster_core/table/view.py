@@ -163,7 +163,7 @@ class FileSystemView:
         }
 
     def replaced_file_groups(self, as_of: str | None = None) -> set[FileGroupId]:
-        replaced = set()
+        replaced: set[FileGroupId] = set()
         for instant in self.timeline.completed(("replacecommit",)):
             if as_of is None or instant.time <= as_of:
                 meta = self.timeline.commit_metadata(instant)
@@ -199,7 +199,7 @@ class FileSystemView:
     def pending_clustering_file_groups(self) -> dict[FileGroupId, str]:
         pending = {}
         for instant in self.timeline.pending_clustering:
-            plan = self.timeline.clustering_plan(instant.time)["clusteringPlan"]
+            plan = (self.timeline.clustering_plan(instant.time) or {}).get("clusteringPlan") or {}
             for group in plan.get("inputGroups") or []:
                 for slice_info in group.get("slices") or []:
                     pending[FileGroupId(slice_info.get("partitionPath") or "", slice_info["fileId"])] = instant.time
@@ -212,7 +212,7 @@ class FileSystemView:
         for instant in self.timeline.pending_compaction():
             requested = self.timeline.requested_file(instant.time)
             data = self.timeline.read(requested) if requested else b""
-            if not data:
+            if requested is None or not data:
                 continue
             plan = decode_avro(data, source=self.timeline.path_of(requested.file_name))
             for op in plan.get("operations") or []:

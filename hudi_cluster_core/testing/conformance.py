@@ -75,10 +75,10 @@ def fmt_slice(file_slice, size: int | None = None) -> str:
 
 
 def fmt_group(index: int, group: PlannedGroup, limits: SizeLimits | None = None, max_slices: int = 6) -> str:
-    sizes = [limits.slice_size(s) if limits else None for s in group.slices]
+    sizes = [limits.slice_size(s) for s in group.slices] if limits else [None] * len(group.slices)
     shown = ", ".join(fmt_slice(s, z) for s, z in list(zip(group.slices, sizes))[:max_slices])
     more = f", +{len(group.slices) - max_slices} more" if len(group.slices) > max_slices else ""
-    total = f" = {fmt_bytes(sum(sizes))}" if limits else ""
+    total = f" = {fmt_bytes(sum(limits.slice_size(s) for s in group.slices))}" if limits else ""
     return f"group #{index} [{shown}{more}]{total} -> {group.num_output_file_groups} file(s)"
 
 
@@ -292,7 +292,7 @@ def _check_groups(strategy, hook, groups, eligible, case, limits, size_rule, hon
 def kit_settings(max_examples: int, **overrides: Any) -> hypothesis_settings:
     """Bounded, reproducible and quiet: no deadline flakiness, no database, no blobs, one (shrunk) bug reported."""
     scale = float(os.environ.get("HUDI_KIT_EXAMPLES_SCALE", "1"))
-    values = {
+    values: dict[str, Any] = {
         "max_examples": max(1, int(max_examples * scale)), "deadline": None, "database": None, "derandomize": True,
         "print_blob": False, "verbosity": Verbosity.quiet, "report_multiple_bugs": False,
         "suppress_health_check": list(HealthCheck),
@@ -313,7 +313,7 @@ def first_kit_failure(exc: BaseException) -> BaseException | None:
     return None
 
 
-def run_kit(test: Callable[[Any], None], inputs, *, max_examples: int, **settings_overrides: Any) -> int:
+def run_kit(test: Callable[[Any], object], inputs, *, max_examples: int, **settings_overrides: Any) -> int:
     """Run ``test`` over ``inputs`` with the kit's settings; a failure is re-raised as its one short message.
 
     Returns how many examples ran."""

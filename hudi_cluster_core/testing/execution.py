@@ -125,7 +125,7 @@ def group_task(strategy, case: ExecutionInput, *, group_metadata: Callable[[Exec
     )  # fmt: skip
     group = PlanGroup(0, case.partition, inputs, case.num_output_file_groups,
                       dict(group_metadata(case)) if group_metadata else {})  # fmt: skip
-    input_bytes = sum(storage.info(p).size for s in inputs for p in (s.base_file, *s.log_files) if p)
+    input_bytes = sum(storage.size(p) for s in inputs for p in (s.base_file, *s.log_files) if p)
     target = max(1, math.ceil(input_bytes / case.num_output_file_groups))
     raw_params = {SORT_COLUMNS_KEY: ",".join(case.sort_columns)} if case.sort_columns else {}
     job = {LAYOUT_KEY: case.layout, **(settings or {})}
@@ -135,13 +135,8 @@ def group_task(strategy, case: ExecutionInput, *, group_metadata: Callable[[Exec
 
 
 def _read_inputs(task: GroupTask) -> pa.Table:
-    tables = []
-    for s in task.group.slices:
-        if s.log_files:  # MOR: the merged view, as hudi-rs reads it
-            tables.append(task._read_merged(s))
-        else:
-            tables.append(pq.read_table(s.base_file, filesystem=task.storage.fs))
-    return pa.concat_tables(tables, promote_options="permissive")
+    """The group's rows as the core reads them (MOR slices merged by hudi-rs)."""
+    return pa.concat_tables([rows for _, rows in task.read_slices()], promote_options="permissive")
 
 
 def _key_order(columns: list[str], layout: str):

@@ -182,7 +182,7 @@ def file_slices(draw, max_slices: int = 40, partitions=None, with_logs: bool = F
         size = draw(st.one_of(st.integers(1, 4 * MB), st.integers(1, 2048 * MB)))
         has_base = draw(st.booleans()) if with_logs else True
         base = BaseFile(f"{file_id}_0-1-{index}_{instant}.parquet", file_id, f"0-1-{index}", instant, size) if has_base else None
-        logs = ()
+        logs: tuple[LogFile, ...] = ()
         if with_logs and (not has_base or draw(st.booleans())):
             logs = (LogFile(f".{file_id}_{instant}.log.1_0-1-{index}", file_id, instant, 1, f"0-1-{index}", draw(st.integers(1, 8 * MB))),)
         slices.append(FileSlice(partition, file_id, instant, base, logs))
@@ -351,8 +351,8 @@ def planning_inputs(draw, max_slices: int = 24, with_logs: bool = False, options
             if with_logs and not forced_eligible:
                 shape = draw(st.sampled_from(["base", "base", "mor"] + (["log-only"] if log_only else [])))
             size = draw(eligible_size) if forced_eligible or draw(st.integers(0, 3)) else draw(big_size)
-            base = replace(real.base_file, size=size) if shape != "log-only" else None
-            logs = ()
+            base = replace(real.base_file, size=size) if shape != "log-only" and real.base_file else None
+            logs: tuple[LogFile, ...] = ()
             if shape in ("mor", "log-only"):
                 log_size = draw(st.integers(KB, max(KB, min(max_file, limit))))
                 logs = (LogFile(f".{real.file_id}_{instant}.log.1_0-1-{slot}", real.file_id, instant, 1, f"0-1-{slot}", log_size),)

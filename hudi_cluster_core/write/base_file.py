@@ -124,7 +124,7 @@ def write_base_file(storage: Storage, context: WriteContext, table: pa.Table, fi
         ) as writer:  # fmt: skip
             writer.write_table(table, row_group_size=_rows_per_row_group(table, context.options.row_group_bytes))
             writer.add_key_value_metadata(footer)
-    size = storage.info(path).size
+    size = storage.size(path)
     return {
         "fileId": file_id, "path": relative, "prevCommit": "null", "numWrites": table.num_rows,
         "numDeletes": 0, "numUpdateWrites": 0, "numInserts": table.num_rows, "totalWriteBytes": size,

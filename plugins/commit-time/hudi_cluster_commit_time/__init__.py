@@ -10,7 +10,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from hudi_cluster_core.sdk import (
-    PlannedGroup, SizeLimits, StrategyParams, cut_in_order, finalize_groups, hookimpl, params_key, slices_by_partition,
+    PlannedGroup, SizeLimits, StrategyParams, cut_in_order, finalize_groups, hookimpl, keys, params_key,
+    slices_by_partition,
 )  # fmt: skip
 
 WINDOW_KEY = params_key("commit-time", "window.commits")
@@ -55,8 +56,8 @@ class CommitTimePlanStrategy:
     @hookimpl
     def plan_execution_strategy(self, context):
         # keep arrival order inside a group unless the user sorts: commit time is the layout
-        params = {"hoodie.clustering.plan.strategy.sort.columns": context.config.get("hoodie.clustering.plan.strategy.sort.columns") or "_hoodie_commit_time"}
-        return context.config.get("hoodie.clustering.execution.strategy.class"), params
+        params = {keys.SORT_COLUMNS: context.config.sort_columns or "_hoodie_commit_time"}
+        return context.config.execution_strategy_class, params
 
 
 @hookimpl

@@ -28,7 +28,9 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
-from hudi_cluster_core.sdk import PlannedGroup, StrategyParams, execution_strategy, hookimpl, params_key, slices_by_partition
+from hudi_cluster_core.sdk import (
+    ClusteringConfig, PlannedGroup, StrategyParams, execution_strategy, hookimpl, keys, params_key, slices_by_partition,
+)  # fmt: skip
 from pydantic import Field
 
 from .hashing import (
@@ -37,9 +39,7 @@ from .hashing import (
 )  # fmt: skip
 
 log = logging.getLogger(__name__)
-_PLAN = "org.apache.hudi.client.clustering.plan.strategy."
-_RUN = "org.apache.hudi.client.clustering.run.strategy."
-JAVA_EXECUTION_CLASS = _RUN + "SparkConsistentBucketClusteringExecutionStrategy"
+JAVA_EXECUTION_CLASS = keys.SPARK_CONSISTENT_BUCKET_EXECUTION
 REWRITE_KEY = params_key("consistent-bucket", "rewrite.unchanged")
 
 
@@ -51,14 +51,11 @@ class ConsistentBucketPlanParams(StrategyParams):
     )  # fmt: skip
 
 
-def bucket_limits(config, current_buckets: int) -> tuple[int, int]:
+def bucket_limits(config: ClusteringConfig, current_buckets: int) -> tuple[int, int]:
     """``(max, min)`` bucket counts as Hudi's index config resolves them."""
-    num = int(config.get("hoodie.bucket.index.num.buckets"))
-    high = config.get("hoodie.bucket.index.max.num.buckets")
-    low = config.get("hoodie.bucket.index.min.num.buckets")
-    high = num if high is None or int(high) < num else int(high)
-    low = num if low is None or int(low) > num else int(low)
-    return high, low
+    writer = config.writer
+    num, high, low = writer.bucket_num_buckets, writer.bucket_max_num_buckets, writer.bucket_min_num_buckets
+    return (num if high is None or high < num else high), (num if low is None or low > num else low)
 
 
 def _extra(partition: str, children: list[Node], seq_no: int) -> dict[str, str]:
@@ -180,7 +177,7 @@ def load_partition_metadata(context, partition: str, slices: list) -> HashingMet
 class ConsistentBucketPlanStrategy:
     name = "consistent-bucket"
     kind = "plan"
-    java_class_names = (_PLAN + "SparkConsistentBucketClusteringPlanStrategy",)
+    java_class_names = (keys.SPARK_CONSISTENT_BUCKET_PLAN,)
     params_model = ConsistentBucketPlanParams
     summary = "Consistent-hashing bucket index: splits buckets above split.threshold, merges small neighbours."
 
@@ -206,10 +203,10 @@ class ConsistentBucketPlanStrategy:
     @hookimpl
     def plan_group_slices(self, context, slices):
         config = context.config
-        max_file = int(config.get("hoodie.parquet.max.file.size"))
-        split_size = int(max_file * float(config.get("hoodie.bucket.index.split.threshold")))
-        merge_size = int(max_file * float(config.get("hoodie.bucket.index.merge.threshold")))
-        max_groups = int(config.get("hoodie.clustering.plan.strategy.max.num.groups"))
+        max_file = config.writer.parquet_max_file_size
+        split_size = int(max_file * config.writer.bucket_split_threshold)
+        merge_size = int(max_file * config.writer.bucket_merge_threshold)
+        max_groups = config.max_num_groups
         rewrite = context.params.rewrite_unchanged if context.params is not None else True
         groups: list[PlannedGroup] = []
         for partition, members in slices_by_partition(slices).items():

@@ -8,7 +8,9 @@ bloom index range pruning) opens fewer files. A component larger than the cap is
 
 from __future__ import annotations
 
-from hudi_cluster_core.sdk import GroupCutter, PlannedGroup, SizeLimits, finalize_groups, hookimpl, slices_by_partition
+from hudi_cluster_core.sdk import (
+    GroupCutter, PlannedGroup, SizeLimits, finalize_groups, hookimpl, keys, slices_by_partition,
+)  # fmt: skip
 
 
 def key_range_overlap(ranges: list[tuple[str, str]]) -> float:
@@ -73,9 +75,7 @@ class KeyRangePlanStrategy:
 
     @hookimpl
     def plan_execution_strategy(self, context):
-        return context.config.get("hoodie.clustering.execution.strategy.class"), {
-            "hoodie.clustering.plan.strategy.sort.columns": "_hoodie_record_key"
-        }
+        return context.config.execution_strategy_class, {keys.SORT_COLUMNS: "_hoodie_record_key"}
 
 
 @hookimpl

@@ -8,12 +8,12 @@ the layout is the same (one sorted file per input file), and both readers see ev
 from __future__ import annotations
 
 from hudi_cluster_core.io.curves import sort_rows
-from hudi_cluster_core.sdk import PlannedGroup, SortAndSizeParams, execution_strategy, hookimpl
+from hudi_cluster_core.sdk import PlannedGroup, SortAndSizeParams, execution_strategy, hookimpl, keys
 
 _P = "org.apache.hudi.client.clustering.plan.strategy."
 _R = "org.apache.hudi.client.clustering.run.strategy."
 EXECUTION_CLASS = _R + "SparkSingleFileSortExecutionStrategy"
-DEFAULT_EXECUTION = (_R + "SparkSortAndSizeExecutionStrategy", "sort-and-size")
+DEFAULT_EXECUTION = (keys.SPARK_SORT_AND_SIZE_EXECUTION, "sort-and-size")
 
 
 class SingleFileSortPlanStrategy:
@@ -42,7 +42,7 @@ class SingleFileSortExecutionStrategy:
     @hookimpl
     def execute_group(self, task):
         rows = sort_rows(task.read_arrow(), task.params.columns if task.params else [],
-                         task.settings.get("hoodie.layout.optimize.strategy", "linear"))  # fmt: skip
+                         task.settings.get(keys.LAYOUT_STRATEGY, "LINEAR"))  # fmt: skip
         return task.write(rows, 1)
 
 

@@ -10,21 +10,22 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, Mapping
 
 from hudi_cluster_core.config import validate_strategy_params
-from hudi_cluster_core.sdk import SORT_COLUMNS_KEY, StrategyParams
+from hudi_cluster_core.sdk import SORT_COLUMNS_KEY, Layout, StrategyParams, curve_name, keys, parse_layout
 from pydantic import BeforeValidator, Field, field_validator
 
-LAYOUT_KEY = "hoodie.layout.optimize.strategy"
-BUILD_METHOD_KEY = "hoodie.layout.optimize.curve.build.method"
-SAMPLE_SIZE_KEY = "hoodie.layout.optimize.build.curve.sample.size"
+LAYOUT_KEY = keys.LAYOUT_STRATEGY
+BUILD_METHOD_KEY = keys.LAYOUT_CURVE_BUILD_METHOD
+SAMPLE_SIZE_KEY = keys.LAYOUT_BUILD_CURVE_SAMPLE_SIZE
 LAYOUT_SETTING_KEYS = (LAYOUT_KEY, BUILD_METHOD_KEY, SAMPLE_SIZE_KEY)
-
-# Hudi parses the enum by name in any case; its own docs also spell the curve "z-order" (format notes, s. 11).
-_LAYOUT_SPELLINGS = {"linear": "LINEAR", "zorder": "ZORDER", "z-order": "ZORDER", "hilbert": "HILBERT"}
 
 
 def _canonical_layout(value: Any) -> Any:
-    # Unknown names pass through unchanged so the Literal check rejects them, listing the accepted names.
-    return _LAYOUT_SPELLINGS.get(value.strip().lower(), value) if isinstance(value, str) else value
+    """The core's layout parser (Hudi's spellings, any case); unknown names pass through unchanged so the
+    Literal check rejects them, listing the accepted names."""
+    try:
+        return parse_layout(value)
+    except ValueError:
+        return value
 
 
 def _upper(value: Any) -> Any:
@@ -36,7 +37,7 @@ class SpaceCurveParams(StrategyParams):
         alias=SORT_COLUMNS_KEY,
         description="Comma-separated distinct columns to build the curve on (two or more; one is a plain sort).",
     )
-    layout: Annotated[Literal["LINEAR", "ZORDER", "HILBERT"], BeforeValidator(_canonical_layout)] = Field(
+    layout: Annotated[Layout, BeforeValidator(_canonical_layout)] = Field(
         "ZORDER", alias=LAYOUT_KEY,
         description="LINEAR, ZORDER or HILBERT (any case; also z-order). Unset: ZORDER, this strategy's point.",
     )  # fmt: skip
@@ -67,7 +68,7 @@ class SpaceCurveParams(StrategyParams):
     @property
     def curve(self) -> str:
         """The layout as the core's sorting helpers name it: linear, z-order or hilbert."""
-        return {"LINEAR": "linear", "ZORDER": "z-order", "HILBERT": "hilbert"}[self.layout]
+        return curve_name(self.layout)
 
 
 def params_for(plan_params: Mapping[str, str], settings: Mapping[str, str], *, strategy: str = "space-curve"):
