@@ -78,7 +78,7 @@ def execute_plan(
 
     The caller owns the instant (``heartbeat``); a failure propagates and the caller rolls back."""
     tasks = build_tasks(table, plan, config, registry)
-    wait_ms = config.lock_wait_time_ms
+    wait_ms = config.writer.lock_wait_time_ms
     with timeline_lock(table.storage, wait_ms):
         table = table.reload()
         instant = table.timeline.get(plan.instant_time)
