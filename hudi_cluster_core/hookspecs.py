@@ -114,9 +114,10 @@ def plan_execution_strategy(context: PlanContext) -> tuple[str, Mapping[str, str
 def execute_group(task: GroupTask) -> Sequence[WriteStat]:
     """Required. Rewrite one clustering group; runs inside a Spark task. Return the written files' write stats.
 
-    ``task.read_arrow()`` gives the group's rows (merged, meta columns included); ``task.write(rows, num_files)``
-    writes Hudi base files (names, meta columns, bloom filter and key-range footers, markers) and returns their
-    write stats. Invariants: every input row is written exactly once; ``_hoodie_commit_time``,
+    ``task.read_arrow()`` gives the group's rows (merged, meta columns included), ``task.read_slices()`` each
+    slice's rows (every shape: base only, base plus logs merged by hudi-rs, log-only); ``task.write(rows,
+    num_files)`` writes Hudi base files (names, meta columns, bloom filter and key-range footers, markers) and
+    returns their write stats, and ``task.write(rows, file_ids=[...])`` one file per given new file id. Invariants: every input row is written exactly once; ``_hoodie_commit_time``,
     ``_hoodie_commit_seqno``, ``_hoodie_record_key`` and ``_hoodie_partition_path`` are kept; new files only in
     the group's partition; about ``task.num_output_file_groups`` files, each near ``task.target_file_max_bytes``.
     """
