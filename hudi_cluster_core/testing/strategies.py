@@ -332,6 +332,7 @@ def planning_inputs(draw, max_slices: int = 24, with_logs: bool = False, options
 
     eligible_size = st.one_of(st.integers(KB, min(4 * MB, limit - 1)), st.integers(KB, limit - 1))
     big_size = st.integers(limit, 4 * limit)
+    large_eligible = st.integers(limit // 2, limit - 1)
     by_partition: dict[str, list[FileSlice]] = {}
     for file_slice in table_slices:
         by_partition.setdefault(file_slice.partition, []).append(file_slice)
@@ -350,7 +351,10 @@ def planning_inputs(draw, max_slices: int = 24, with_logs: bool = False, options
             shape = "base"
             if with_logs and not forced_eligible:
                 shape = draw(st.sampled_from(["base", "base", "mor"] + (["log-only"] if log_only else [])))
-            size = draw(eligible_size) if forced_eligible or draw(st.integers(0, 3)) else draw(big_size)
+            if forced_eligible and partition == first_selected and draw(st.booleans()):
+                size = draw(large_eligible)  # two of these exceed max.bytes.per.group when it is half the limit
+            else:
+                size = draw(eligible_size) if forced_eligible or draw(st.integers(0, 3)) else draw(big_size)
             base = replace(real.base_file, size=size) if shape != "log-only" and real.base_file else None
             logs: tuple[LogFile, ...] = ()
             if shape in ("mor", "log-only"):
