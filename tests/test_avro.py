@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hudi_cluster_core.avro import (
+    DATA_SCHEMA_NAMES,
     SCHEMA_NAMES,
     decode_avro,
     decode_commit_metadata,
@@ -111,7 +112,7 @@ def test_our_avsc_equals_hudi_1_1_1_writer_schema_in_v9_fixtures(name):
 
 
 def test_schema_files_are_exactly_the_named_records():
-    assert sorted(p.stem for p in SCHEMA_DIR.glob("*.avsc")) == sorted(SCHEMA_NAMES)
+    assert sorted(p.stem for p in SCHEMA_DIR.glob("*.avsc")) == sorted(SCHEMA_NAMES + DATA_SCHEMA_NAMES)
     assert len(record_fields("HoodieCommitMetadata", "HoodieWriteStat")) == 31
     assert [f["name"] for f in record_fields("HoodieRequestedReplaceMetadata", "HoodieClusteringPlan")] == [
         "inputGroups", "strategy", "extraMetadata", "version", "preserveHoodieMetadata", "missingSchedulePartitions",

@@ -24,6 +24,7 @@ RANKS = {
     "plugins": PLAN,  # discovery and the one way hooks are called; a missing plan hook falls back to plan.defaults
     "table": TABLE,
     "write": WRITE,  # base files, markers, the append writer: rows out, no plans
+    "mdt": WRITE,  # the metadata table's HFile, log blocks, records and deltacommit: table-level writes, no plans
     "plan": PLAN,
     "run": RUN,
     "run.commit": COMMIT,

@@ -7,6 +7,8 @@ here and fastavro only encodes the record body.
 
 The ``.avsc`` files are the writer schemas Hudi 1.1.1 embeds (taken from the v9 fixture headers), pretty
 printed with Java's key order kept, so :func:`schema_json` reproduces Java's ``Schema.toString()`` exactly.
+``HoodieMetadataRecord`` (a metadata-table record, not a timeline file) is the schema of the MDT log-block
+headers in fixture ``cow_v9_txns_simple_overwrite`` without the five meta fields Hudi adds in front.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ SCHEMA_NAMES: tuple[str, ...] = (
     "HoodieRollbackMetadata",
     "HoodieCompactionPlan",
 )
+# Records stored in table data, not timeline files: the metadata table's HFile values (hudi_cluster_core.mdt).
+DATA_SCHEMA_NAMES: tuple[str, ...] = ("HoodieMetadataRecord",)
 
 MAGIC = b"Obj\x01"
 _SCHEMA_DIR = Path(__file__).with_name("schemas")
@@ -46,8 +50,8 @@ _HEADER = fastavro.parse_schema({
 
 @functools.cache
 def _raw(name: str) -> dict:
-    if name not in SCHEMA_NAMES:
-        raise ValueError(f"unknown Hudi schema {name!r}; known: {', '.join(SCHEMA_NAMES)}")
+    if name not in SCHEMA_NAMES + DATA_SCHEMA_NAMES:
+        raise ValueError(f"unknown Hudi schema {name!r}; known: {', '.join(SCHEMA_NAMES + DATA_SCHEMA_NAMES)}")
     return json.loads((_SCHEMA_DIR / f"{name}.avsc").read_text(encoding="utf-8"))
 
 

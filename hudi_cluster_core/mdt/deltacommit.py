@@ -1,0 +1,99 @@
+"""One metadata-table deltacommit, written in Hudi's order (format notes section 14.1). Not used by runs yet.
+
+For a data-table instant ``T`` (the MDT deltacommit reuses it): :func:`begin` writes the MDT's
+``T.deltacommit.requested`` (empty) and ``T.deltacommit.inflight`` (``HoodieCommitMetadata``, no stats,
+``UPSERT_PREPPED``); :func:`write_partition` writes one new log file per MDT file group that gets records
+(one HFILE_DATA_BLOCK each); :func:`complete` writes ``T_<completion>.deltacommit`` with a write stat per log
+file (``extraMetadata.schema`` is ``HoodieMetadataRecord`` without meta fields, as in Hudi's). The data table's own commit of ``T`` must come after :func:`complete`: readers drop MDT blocks whose
+instant is not completed on the data timeline, and a data commit without its MDT deltacommit reads as 0 rows.
+
+Only layout-2 metadata tables (data tables v8 and v9) are written here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..avro import encode_commit_metadata, schema_json
+from ..io.storage import Storage
+from ..table.naming import make_write_token, parse_base_file, parse_log_file
+from ..table.properties import load_table_config
+from ..table.timeline import Timeline, load_timeline
+from .log_block import encode_block, hfile_data_block, log_file_name, route
+from .records import MetadataRecord
+
+METADATA_DIR = ".hoodie/metadata"
+OPERATION = "UPSERT_PREPPED"
+
+
+def metadata_storage(storage: Storage) -> Storage:
+    """The metadata table as a table of its own (its base path is the data table's ``.hoodie/metadata``)."""
+    return Storage(storage.base_uri.rstrip("/") + "/" + METADATA_DIR)
+
+
+def metadata_timeline(storage: Storage) -> Timeline:
+    mdt = metadata_storage(storage)
+    config = load_table_config(mdt)
+    if config.timeline_layout_version < 2:
+        raise ValueError(f"{mdt.base}: timeline layout {config.timeline_layout_version}; only layout 2 is written")
+    return load_timeline(mdt, config)
+
+
+def file_group_ids(storage: Storage, partition: str) -> list[str]:
+    """The file ids of an MDT partition's file groups, sorted (the order routing counts in)."""
+    mdt = metadata_storage(storage)
+    ids = set()
+    for entry in mdt.list(mdt.join(partition)):
+        parsed = parse_log_file(entry.name) or parse_base_file(entry.name)
+        if parsed is not None and not entry.is_dir:
+            ids.add(parsed.file_id)
+    if not ids:
+        raise ValueError(f"MDT partition {partition!r} has no file groups under {mdt.join(partition)}")
+    return sorted(ids)
+
+
+def begin(storage: Storage, instant_time: str) -> None:
+    timeline = metadata_timeline(storage)
+    empty = {"partitionToWriteStats": {}, "compacted": False, "extraMetadata": {}, "operationType": OPERATION}
+    timeline.storage.write_atomic(timeline.path_of(f"{instant_time}.deltacommit.requested"), b"")
+    timeline.storage.write_atomic(timeline.path_of(f"{instant_time}.deltacommit.inflight"),
+                                  encode_commit_metadata(empty, layout_version=2, replace=False))  # fmt: skip
+
+
+def write_partition(
+    storage: Storage, instant_time: str, partition: str, records: Sequence[MetadataRecord], *, stage_id: int = 0,
+    first_task: int = 0, block_size: int | None = None,
+) -> list[dict[str, Any]]:
+    """Log files of ``records`` in MDT ``partition``, one per file group they route to; their write stats."""
+    mdt = metadata_storage(storage)
+    stats = []
+    routed = route(records, file_group_ids(storage, partition))
+    for task, file_id in enumerate(sorted(routed), start=first_task):
+        block = hfile_data_block(instant_time, routed[file_id], create_time_ms=int(time.time() * 1000),
+                                 block_size=block_size)  # fmt: skip
+        name = log_file_name(file_id, instant_time, make_write_token(task, stage_id, task))
+        data = encode_block(block)
+        mdt.write_atomic(mdt.join(partition, name), data)
+        stats.append({
+            "fileId": file_id, "path": f"{partition}/{name}", "prevCommit": instant_time,
+            "numWrites": len(routed[file_id]), "numDeletes": 0, "numUpdateWrites": len(routed[file_id]),
+            "numInserts": 0, "totalWriteBytes": len(data), "totalWriteErrors": 0, "partitionPath": partition,
+            "fileSizeInBytes": len(data), "logVersion": 1, "logOffset": 0, "baseFile": "", "logFiles": [name],
+        })  # fmt: skip
+    return stats
+
+
+def complete(storage: Storage, instant_time: str, stats: Sequence[dict[str, Any]], completion_time: str | None = None) -> str:
+    """Commit the MDT deltacommit; returns the completed file's name. ``completion_time`` defaults to now."""
+    timeline = metadata_timeline(storage)
+    by_partition: dict[str, list[dict[str, Any]]] = {}
+    for stat in stats:
+        by_partition.setdefault(stat["partitionPath"], []).append(stat)
+    metadata = {"partitionToWriteStats": by_partition, "compacted": False,
+                "extraMetadata": {"schema": schema_json("HoodieMetadataRecord")}, "operationType": OPERATION}  # fmt: skip
+    completion = completion_time or timeline.completion_time_after(instant_time)
+    name = f"{instant_time}_{completion}.deltacommit"
+    timeline.storage.write_atomic(timeline.path_of(name), encode_commit_metadata(metadata, layout_version=2, replace=False))
+    return name

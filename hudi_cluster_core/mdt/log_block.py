@@ -1,0 +1,153 @@
+"""Hudi log files and blocks for the metadata table, and key -> file-group routing.
+
+Log block (format notes sections 14.2.3 and 15.1 item 2), big-endian: ``#HUDI#`` | int64 size of the rest of
+the block after this field | int32 log format version 1 | int32 block type | header | int64 content length |
+content | footer | int64 block size minus these last 8 bytes (a reverse pointer). A header or footer is int32 count, then per entry
+int32 key, int32 length, UTF-8 value. An MDT data block is an ``HFILE_DATA_BLOCK`` (type 4) whose content is an
+HFile, with header {INSTANT_TIME: T, SCHEMA: block schema} and an empty footer (14.2.4).
+
+File names: ``.{fileId}_{T}.log.{version}_{writeToken}`` (14.2.1), one new file per MDT file group touched by
+instant ``T``. Routing: a key goes to file group ``abs(hashCode(key)) % n`` of its MDT partition's ``n`` file
+groups sorted by file id, with Java's ``String.hashCode`` (14.2.2).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+
+from .hfile import Compression, write_hfile
+from .records import MetadataRecord, block_schema_json, hfile_entries
+
+MAGIC = b"#HUDI#"
+LOG_FORMAT_VERSION = 1
+
+
+class BlockType(IntEnum):
+    COMMAND = 0
+    DELETE = 1
+    CORRUPT = 2
+    AVRO_DATA = 3
+    HFILE_DATA = 4
+    PARQUET_DATA = 5
+    CDC = 6
+
+
+class HeaderKey(IntEnum):
+    INSTANT_TIME = 0
+    TARGET_INSTANT_TIME = 1
+    SCHEMA = 2
+    COMMAND_BLOCK_TYPE = 3
+    COMPACTED_BLOCK_TIMES = 4
+    RECORD_POSITIONS = 5
+    BLOCK_IDENTIFIER = 6
+    IS_PARTIAL = 7
+    BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS = 8
+
+
+class LogFormatError(ValueError):
+    """Bytes that are not a sequence of Hudi log blocks."""
+
+
+@dataclass(frozen=True)
+class LogBlock:
+    type: BlockType
+    header: dict[HeaderKey, str]
+    content: bytes
+    footer: dict[HeaderKey, str]
+
+
+def _encode_map(entries: Mapping[HeaderKey, str]) -> bytes:
+    out = bytearray(struct.pack(">i", len(entries)))
+    for key, value in entries.items():
+        data = value.encode("utf-8")
+        out += struct.pack(">ii", int(key), len(data)) + data
+    return bytes(out)
+
+
+def encode_block(block: LogBlock) -> bytes:
+    """One block as Hudi's log writer frames it."""
+    body = (struct.pack(">ii", LOG_FORMAT_VERSION, int(block.type)) + _encode_map(block.header)
+            + struct.pack(">q", len(block.content)) + block.content + _encode_map(block.footer))  # fmt: skip
+    return MAGIC + struct.pack(">q", len(body) + 8) + body + struct.pack(">q", len(MAGIC) + 8 + len(body))
+
+
+def hfile_data_block(instant_time: str, records: Sequence[MetadataRecord], *, create_time_ms: int = 0,
+                     codec: Compression = Compression.GZ, block_size: int | None = None) -> LogBlock:  # fmt: skip
+    """The HFILE_DATA_BLOCK of ``records`` written by instant ``instant_time`` (records sorted by key here)."""
+    schema = block_schema_json()
+    options = {} if block_size is None else {"block_size": block_size}
+    content = write_hfile(hfile_entries(records), file_info=[(b"schema", schema.encode("utf-8"))],
+                          create_time_ms=create_time_ms, codec=codec, **options)  # fmt: skip
+    return LogBlock(BlockType.HFILE_DATA, {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema}, content, {})
+
+
+def read_blocks(data: bytes) -> list[LogBlock]:
+    """Every block of a log file (for tests and checks; no corrupt-block recovery)."""
+    blocks = []
+    at = 0
+    while at < len(data):
+        if data[at : at + 6] != MAGIC:
+            raise LogFormatError(f"no {MAGIC!r} at offset {at}")
+        (rest,) = struct.unpack(">q", data[at + 6 : at + 14])
+        end = at + 14 + rest
+        version, kind = struct.unpack(">ii", data[at + 14 : at + 22])
+        if version != LOG_FORMAT_VERSION:
+            raise LogFormatError(f"log format version {version} at offset {at}")
+        header, cursor = _decode_map(data, at + 22)
+        (length,) = struct.unpack(">q", data[cursor : cursor + 8])
+        content = data[cursor + 8 : cursor + 8 + length]
+        footer, cursor = _decode_map(data, cursor + 8 + length)
+        (total,) = struct.unpack(">q", data[cursor : cursor + 8])
+        if cursor + 8 != end or total != end - at - 8:
+            raise LogFormatError(f"block at {at}: sizes do not add up ({cursor + 8} vs {end}, {total})")
+        blocks.append(LogBlock(BlockType(kind), header, content, footer))
+        at = end
+    return blocks
+
+
+def _decode_map(data: bytes, at: int) -> tuple[dict[HeaderKey, str], int]:
+    (count,) = struct.unpack(">i", data[at : at + 4])
+    at += 4
+    entries = {}
+    for _ in range(count):
+        key, length = struct.unpack(">ii", data[at : at + 8])
+        entries[HeaderKey(key)] = data[at + 8 : at + 8 + length].decode("utf-8")
+        at += 8 + length
+    return entries, at
+
+
+# ------------------------------------------------------------------------------------------- names, routing
+
+
+def log_file_name(file_id: str, instant_time: str, write_token: str, version: int = 1) -> str:
+    return f".{file_id}_{instant_time}.log.{version}_{write_token}"
+
+
+def java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode``: ``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 code units, as a signed int32."""
+    units = text.encode("utf-16-be")
+    value = 0
+    for i in range(0, len(units), 2):
+        value = (31 * value + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def file_group_index(key: str, file_group_count: int) -> int:
+    """Index of the MDT file group (of ``file_group_count``, sorted by file id) that holds ``key``."""
+    if file_group_count <= 0:
+        raise ValueError(f"an MDT partition has at least one file group, not {file_group_count}")
+    return abs(abs(java_string_hash(key)) % file_group_count)
+
+
+def route(records: Sequence[MetadataRecord], file_ids: Sequence[str]) -> dict[str, list[MetadataRecord]]:
+    """``records`` by the file id of the MDT file group each belongs to (only groups that get records)."""
+    ordered = sorted(file_ids)
+    if len(set(ordered)) != len(ordered):
+        raise ValueError(f"duplicate MDT file ids: {ordered}")
+    routed: dict[str, list[MetadataRecord]] = {}
+    for record in records:
+        routed.setdefault(ordered[file_group_index(record.key, len(ordered))], []).append(record)
+    return routed
