@@ -19,6 +19,10 @@ POINTS = (
     "after-requested", "after-inflight", "task-after-first-file", "after-tasks", "before-commit-file",
     "after-commit-file",
 )  # fmt: skip
+# inside the clustering commit when the metadata table is kept (run/commit.py): MDT deltacommit inflight, its log
+# files written, its completion written (the data replacecommit not yet); and in a rollback, once the MDT
+# deltacommit of the rolled-back instant is gone (reached by every rollback, MDT or not)
+MDT_POINTS = ("mdt-after-inflight", "mdt-after-log-files", "mdt-after-deltacommit", "rollback-after-mdt")
 # inside a rollback (run/rollback.py), reached when a run recovers an earlier failed one
 ROLLBACK_POINTS = (
     "rollback-after-requested", "rollback-after-inflight", "rollback-mid-delete",

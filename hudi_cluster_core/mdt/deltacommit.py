@@ -1,4 +1,4 @@
-"""One metadata-table deltacommit, written in Hudi's order (format notes section 14.1). Not used by runs yet.
+"""One metadata-table deltacommit, written in Hudi's order (format notes section 14.1), and its rollback.
 
 For a data-table instant ``T`` (the MDT deltacommit reuses it): :func:`begin` writes the MDT's
 ``T.deltacommit.requested`` (empty) and ``T.deltacommit.inflight`` (``HoodieCommitMetadata``, no stats,
@@ -20,7 +20,7 @@ from ..avro import encode_commit_metadata, schema_json
 from ..io.storage import Storage
 from ..table.naming import make_write_token, parse_base_file, parse_log_file
 from ..table.properties import load_table_config
-from ..table.timeline import Timeline, load_timeline
+from ..table.timeline import State, Timeline, load_timeline
 from .log_block import encode_block, hfile_data_block, log_file_name, route
 from .records import MetadataRecord
 
@@ -97,3 +97,48 @@ def complete(storage: Storage, instant_time: str, stats: Sequence[dict[str, Any]
     name = f"{instant_time}_{completion}.deltacommit"
     timeline.storage.write_atomic(timeline.path_of(name), encode_commit_metadata(metadata, layout_version=2, replace=False))
     return name
+
+
+def _written_here(mdt: Storage) -> bool:
+    if not mdt.exists(mdt.join(".hoodie", "hoodie.properties")):
+        return False
+    return load_table_config(mdt).timeline_layout_version >= 2
+
+
+def has_instant(storage: Storage, instant_time: str) -> bool:
+    """Whether the MDT timeline has any file (requested, inflight or completed) of ``instant_time``."""
+    if not _written_here(metadata_storage(storage)):
+        return False
+    return bool(metadata_timeline(storage).files_of(instant_time))
+
+
+def rollback(storage: Storage, instant_time: str) -> list[str]:
+    """Remove the MDT deltacommit ``instant_time`` (format notes 14.1.5: Hudi deletes its log files and its instant
+    files); returns the MDT-relative paths deleted. Idempotent. Order: the completed file first (so the deltacommit
+    never reads as complete without its log files), then every log file ``instant_time`` wrote, then the inflight,
+    then the requested file (never an inflight without its requested). Only deltacommits are touched: an MDT
+    compaction or clean reusing the time is not ours."""
+    mdt = metadata_storage(storage)
+    if not _written_here(mdt):
+        return []  # no MDT, or one with a layout-1 timeline: this module never wrote a deltacommit into it
+    timeline = metadata_timeline(storage)
+    files = [f for f in timeline.files_of(instant_time) if f.action == "deltacommit"]
+    deleted = []
+    for file in files:
+        if file.is_completed:
+            timeline.storage.delete_file(timeline.path_of(file.file_name))
+            deleted.append(f".hoodie/timeline/{file.file_name}")
+    for entry in mdt.list(mdt.base):
+        if not entry.is_dir or entry.name.startswith("."):
+            continue
+        for child in mdt.list(entry.path):
+            parsed = parse_log_file(child.name)
+            if parsed is not None and parsed.instant == instant_time and not child.is_dir:
+                mdt.delete_file(child.path)
+                deleted.append(f"{entry.name}/{child.name}")
+    for state in (State.INFLIGHT, State.REQUESTED):
+        for file in files:
+            if file.state is state:
+                timeline.storage.delete_file(timeline.path_of(file.file_name))
+                deleted.append(f".hoodie/timeline/{file.file_name}")
+    return deleted

@@ -1,8 +1,19 @@
 """Committing a clustering: the completed replacecommit is the single, atomic commit point.
 
-Order (format notes sections 0 and 3.4): data files are closed; stray files of failed task attempts (they have
-markers but no write stat) are deleted; the metadata table is dropped if present; the completed instant file
-appears atomically; the marker folder goes last. Before the completed file exists no reader sees a new file.
+Order (format notes sections 0, 3.4 and 14.1): data files are closed; stray files of failed task attempts (they
+have markers but no write stat) are deleted; the metadata table is brought along (below); the completed instant
+file appears atomically; the marker folder goes last. Before the completed file exists no reader sees a new file.
+
+The metadata table (MDT), when the table has one:
+
+* kept (table version 8+, MDT timeline layout 2, ``files`` built): the MDT deltacommit of the same instant ``T``
+  lists the new base files in ``files`` (requested, inflight, log files, completed, format notes 14.1.2), and
+  completes **before** the data replacecommit (14.1.4). Replaced files stay listed until a clean (14.5.1). Every
+  other MDT partition (column_stats, partition_stats, record_index, bloom_filters, expression and secondary
+  indexes) is not maintained yet and is dropped alone, with a warning naming it
+  (``table.metadata_table.drop_metadata_partitions``);
+* dropped whole, as before, when the user's config says ``hoodie.metadata.enable=false``, for v6 tables, and for
+  an MDT this code can't read or write.
 
 Completing is exclusive: under the timeline lock the run checks that the instant is still pending and that its
 heartbeat is still this run's. A second attempt to complete an instant fails with one line, after deleting the
@@ -20,7 +31,11 @@ from ..failpoints import failpoint
 from ..plugins import call_hook
 from ..write.base_file import TEMP_DIR, marked_files
 from ..table import HudiTable, State
-from ..table.metadata_table import drop_metadata_table
+from ..mdt import deltacommit as mdt_deltacommit
+from ..mdt.records import files_records_from_write_stats
+from ..table.metadata_table import (
+    FILES_PARTITION, drop_metadata_partitions, drop_metadata_table, has_metadata_table, metadata_partitions,
+)  # fmt: skip
 from ..table.ownership import Heartbeat, timeline_lock
 from ..table.schema import table_schema
 from ..plan.avro_plan import StoredPlan
@@ -30,13 +45,14 @@ log = logging.getLogger(__name__)
 
 def commit_clustering(
     table: HudiTable, plan: StoredPlan, stats: list[dict], execution=None, *, heartbeat: Heartbeat | None = None,
-    wait_ms: int = 60000,
+    wait_ms: int = 60000, metadata_enable: bool = True,
 ) -> str:
-    """Write the completed replacecommit; returns its file name."""
+    """Write the completed replacecommit (after the MDT deltacommit, if the MDT is kept); returns its file name.
+    ``metadata_enable`` is the user's ``hoodie.metadata.enable``: false drops the metadata table, as Hudi does."""
     with timeline_lock(table.storage, wait_ms):
         table = table.reload()
         _check_still_ours(table, plan.instant_time, stats, heartbeat)
-        return _commit_locked(table, plan, stats, execution)
+        return _commit_locked(table, plan, stats, execution, metadata_enable=metadata_enable)
 
 
 def _check_still_ours(table: HudiTable, instant_time: str, stats: list[dict], heartbeat: Heartbeat | None) -> None:
@@ -54,7 +70,60 @@ def _check_still_ours(table: HudiTable, instant_time: str, stats: list[dict], he
     raise PlanError(f"clustering {instant_time} not committed: {why}; the files this run wrote were deleted")
 
 
-def _commit_locked(table: HudiTable, plan: StoredPlan, stats: list[dict], execution=None) -> str:
+def _why_not_kept(table: HudiTable) -> str | None:
+    """Why the MDT can't be kept by this commit, or None when its ``files`` partition can be written."""
+    storage = table.storage
+    if table.config.version < 8:
+        return f"table version {table.config.version} (the metadata table is written for versions 8 and 9 only)"
+    if FILES_PARTITION not in metadata_partitions(storage):
+        return "its files partition is not built (hoodie.table.metadata.partitions does not name it)"
+    try:
+        mdt_deltacommit.metadata_timeline(storage)
+        mdt_deltacommit.file_group_ids(storage, FILES_PARTITION)
+    except Exception as exc:  # noqa: BLE001 - any MDT we can't read is one we must not write into
+        return f"it can't be read here ({exc})"
+    return None
+
+
+def prepare_metadata_table(table: HudiTable, metadata_enable: bool) -> bool:
+    """Drop what this commit can't keep up to date; returns whether the ``files`` partition is to be written."""
+    storage = table.storage
+    if not has_metadata_table(storage) and not metadata_partitions(storage) and not metadata_partitions(storage, inflight=True):
+        return False
+    if not metadata_enable:
+        log.info("hoodie.metadata.enable=false was asked: removing the metadata table %s as Hudi does; Apache Hudi "
+                 "rebuilds it on its next write with the metadata table enabled", storage.join(".hoodie", "metadata"))  # fmt: skip
+        drop_metadata_table(storage)
+        return False
+    why = _why_not_kept(table)
+    if why is not None:
+        log.info("the metadata table can't be kept up to date: %s", why)
+        drop_metadata_table(storage)
+        return False
+    others = [p for p in metadata_partitions(storage) + metadata_partitions(storage, inflight=True) if p != FILES_PARTITION]
+    drop_metadata_partitions(storage, others)
+    return True
+
+
+def _write_metadata_deltacommit(table: HudiTable, instant_time: str, write_stats: dict[str, list[dict]]) -> str:
+    """The MDT deltacommit of ``instant_time`` with the ``files`` records of the new base files; returns its
+    completion time. A leftover of an earlier attempt at ``instant_time`` is removed first."""
+    storage = table.storage
+    stale = mdt_deltacommit.rollback(storage, instant_time)
+    if stale:
+        log.info("clustering %s: removed %d leftover metadata-table file(s) of an earlier attempt", instant_time, len(stale))
+    mdt_deltacommit.begin(storage, instant_time)
+    failpoint("mdt-after-inflight")
+    mdt_stats = mdt_deltacommit.write_partition(storage, instant_time, FILES_PARTITION, files_records_from_write_stats(write_stats))
+    failpoint("mdt-after-log-files")
+    completion = table.timeline.completion_time_after(instant_time)
+    mdt_deltacommit.complete(storage, instant_time, mdt_stats, completion_time=completion)
+    failpoint("mdt-after-deltacommit")
+    return completion
+
+
+def _commit_locked(table: HudiTable, plan: StoredPlan, stats: list[dict], execution=None, *,
+                   metadata_enable: bool = True) -> str:  # fmt: skip
     storage, timeline = table.storage, table.timeline
     written = {s["path"] for s in stats}
     for stray in sorted(marked_files(table, plan.instant_time) - written):
@@ -76,11 +145,15 @@ def _commit_locked(table: HudiTable, plan: StoredPlan, stats: list[dict], execut
         "operationType": "CLUSTER",
     }
     layout = timeline.layout_version
-    drop_metadata_table(storage)
-    completion = timeline.completion_time_after(plan.instant_time) if layout >= 2 else None
-    name = timeline.clustering_file_name(plan.instant_time, State.COMPLETED, completion)
     if execution is not None and callable(getattr(execution, "execution_before_commit", None)):
         call_hook(execution, "execution_before_commit", table=table, plan=plan, write_stats=list(stats))
+    mdt_completion = None
+    if prepare_metadata_table(table, metadata_enable):
+        mdt_completion = _write_metadata_deltacommit(table, plan.instant_time, dict(write_stats))
+    completion = timeline.completion_time_after(plan.instant_time) if layout >= 2 else None
+    while completion is not None and mdt_completion is not None and completion <= mdt_completion:
+        completion = timeline.new_instant_time()  # the MDT deltacommit completes first (format notes 14.1.4)
+    name = timeline.clustering_file_name(plan.instant_time, State.COMPLETED, completion)
     failpoint("before-commit-file")
     storage.write_atomic(timeline.path_of(name), encode_commit_metadata(metadata, layout_version=layout, replace=True))
     failpoint("after-commit-file")

@@ -101,7 +101,8 @@ def execute_plan(
     stats = [stat for group_stats in results for stat in group_stats]
     failpoint("after-tasks")
     name = commit_clustering(
-        table, plan, stats, tasks[0].strategy if tasks else None, heartbeat=heartbeat, wait_ms=wait_ms
+        table, plan, stats, tasks[0].strategy if tasks else None, heartbeat=heartbeat, wait_ms=wait_ms,
+        metadata_enable=config.writer.metadata_enable,
     )
     outcomes = [
         GroupOutcome(

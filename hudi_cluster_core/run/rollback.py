@@ -5,7 +5,8 @@ Apache Hudi's order (format notes 10 and 15.6), each step safe to repeat:
 1. ``R.rollback.requested``: the plan, listing every partial file of ``T`` (from its markers and, as a second
    net, from file names: any base file carrying ``T`` is uncommitted while ``T`` has no completed file);
 2. ``R.rollback.inflight``;
-3. delete the partial files (before ``T``'s pending files go, so a kill in between leaves them uncommitted);
+3. delete the partial files (before ``T``'s pending files go, so a kill in between leaves them uncommitted), then
+   ``T``'s metadata-table deltacommit, if any (its completed file, log files, inflight, requested);
 4. delete ``T``'s inflight file, then (abandon path) its requested plan: never a plan-less inflight instant,
    which Apache Hudi can't open;
 5. delete ``T``'s marker folder;
@@ -26,6 +27,7 @@ from collections import defaultdict
 from ..avro import decode_avro, encode_avro
 from ..errors import PlanError
 from ..failpoints import failpoint
+from ..mdt import deltacommit as mdt_deltacommit
 from ..write.base_file import TEMP_DIR, marked_files
 from ..table import HudiTable, Instant, State
 from ..table.naming import parse_base_file
@@ -134,6 +136,11 @@ def _rollback_locked(table: HudiTable, instant_time: str, keep_plan: bool) -> st
         storage.delete_file(storage.join(relative))
         if number == 0:
             failpoint("rollback-mid-delete")
+    # the MDT deltacommit of T (format notes 14.1.5), before T's own instant files: readers ignore it while T is
+    # not complete (14.1.4), but it must not outlive T's rollback
+    for relative in mdt_deltacommit.rollback(storage, instant_time):
+        log.info("rollback %s: deleted metadata-table file %s", instant_time, relative)
+    failpoint("rollback-after-mdt")
     pending = timeline.files_of(instant_time)
     for state in (State.INFLIGHT, State.REQUESTED):  # inflight first: never leave an inflight without its plan
         if state is State.REQUESTED and keep_plan:
