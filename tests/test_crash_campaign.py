@@ -15,7 +15,7 @@ import signal
 import pytest
 
 from hudi_cluster_core.api import cluster
-from hudi_cluster_core.failpoints import POINTS, ROLLBACK_POINTS
+from hudi_cluster_core.failpoints import MDT_POINTS, POINTS, ROLLBACK_POINTS
 from tests.support.apache_hudi import read_hudi_snapshot
 from tests.support.readers import assert_same_rows, read_hudi_rs
 from tests.support.runs import run_cli, table_problems
@@ -26,8 +26,12 @@ SEED = int(os.environ.get("HUDI_CRASH_SEED", "20261123"))
 LEAVES_INFLIGHT = ("after-inflight", "task-after-first-file", "after-tasks", "before-commit-file")
 
 
-# tables Apache Hudi wrote, history archived and cleaned (tests/support/archived_tables.py)
-KINDS = ("cow_v9", "cow_v6", "mor_v9_late_upserts")
+# tables Apache Hudi wrote, history archived and cleaned (tests/support/archived_tables.py); the last one has a
+# metadata table, which the clustering commit keeps (files) and its rollback cleans
+KINDS = ("cow_v9", "cow_v6", "mor_v9_late_upserts", "cow_v9_mdt")
+# points reached only on a table with a metadata table
+MDT_FIRST = tuple(p for p in MDT_POINTS if not p.startswith("rollback"))
+MDT_SECOND = tuple(p for p in MDT_POINTS if p.startswith("rollback"))
 
 
 def draw_cases() -> list[tuple[str, str, str, bool]]:
@@ -35,9 +39,14 @@ def draw_cases() -> list[tuple[str, str, str, bool]]:
     rng = random.Random(SEED)
     cases = []
     for number in range(RUNS):
-        first = LEAVES_INFLIGHT[number % len(LEAVES_INFLIGHT)] if number < 8 else rng.choice(POINTS)
-        second = ROLLBACK_POINTS[number % len(ROLLBACK_POINTS)] if number < 10 else rng.choice(ROLLBACK_POINTS + POINTS)
-        cases.append((KINDS[number % len(KINDS)], first, second, rng.random() < 0.3))
+        kind = KINDS[number % len(KINDS)]
+        mdt = kind.endswith("_mdt")
+        first = LEAVES_INFLIGHT[number % len(LEAVES_INFLIGHT)] if number < 8 else rng.choice(POINTS + MDT_FIRST * mdt)
+        if mdt and number < 8:  # the metadata table's own points first
+            first = MDT_FIRST[number // len(KINDS) % len(MDT_FIRST)]
+        pool = ROLLBACK_POINTS + POINTS + MDT_SECOND * mdt
+        second = ROLLBACK_POINTS[number % len(ROLLBACK_POINTS)] if number < 10 else rng.choice(pool)
+        cases.append((kind, first, second, rng.random() < 0.3))
     return cases
 
 

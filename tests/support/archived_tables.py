@@ -49,6 +49,7 @@ class TableKind:
     table_version: int
     table_type: str
     late_upserts: bool = False
+    metadata_table: bool = False  # files, column_stats and partition_stats, Hudi 1.1.1's defaults
 
 
 KINDS = {
@@ -56,6 +57,7 @@ KINDS = {
     "cow_v9": TableKind("cow_v9", 9, "COPY_ON_WRITE"),
     "mor_v9": TableKind("mor_v9", 9, "MERGE_ON_READ"),
     "mor_v9_late_upserts": TableKind("mor_v9_late_upserts", 9, "MERGE_ON_READ", late_upserts=True),
+    "cow_v9_mdt": TableKind("cow_v9_mdt", 9, "COPY_ON_WRITE", metadata_table=True),
 }
 
 
@@ -98,6 +100,7 @@ class TableBuilder:
                 make_small_file_table(
                     self.spark, str(path), batches=INSERT_COMMITS, rows_per_batch=ROWS_PER_COMMIT,
                     table_version=kind.table_version, table_type=kind.table_type, extra_options=ARCHIVAL_OPTIONS,
+                    metadata_enable=kind.metadata_table,
                 )  # fmt: skip
             self._built[name] = str(path)
         return self._built[name]

@@ -91,7 +91,30 @@ def table_problems(base: str) -> list[str]:
     temp = Path(base) / ".hoodie" / ".temp"
     if temp.is_dir():
         problems += [f"marker folder left: {d.name}" for d in temp.iterdir() if d.is_dir()]
+    problems += metadata_table_problems(table)
     heartbeats = Path(base) / ".hoodie" / ".heartbeat"
     if heartbeats.is_dir():
         problems += [f"heartbeat left: {h.name}" for h in heartbeats.iterdir()]
+    return problems
+
+
+def metadata_table_problems(table) -> list[str]:
+    """An MDT deltacommit must belong to a completed data instant: one of a pending or rolled-back clustering
+    (ours) must not survive its rollback. Hudi's own (init instants, rollbacks, cleans) are completed data
+    instants or the reserved all-zero init times."""
+    from hudi_cluster_core.mdt import deltacommit
+
+    if not (Path(table.base_path) / ".hoodie" / "metadata" / ".hoodie").is_dir():
+        return []
+    mdt = deltacommit.metadata_timeline(table.storage)
+    data = {i.time: i for i in table.timeline.instants}
+    problems = []
+    for instant in mdt.instants:
+        if instant.action != "deltacommit" or instant.time.startswith("00000000000000000"):
+            continue
+        owner = data.get(instant.time)
+        if owner is not None and not owner.is_completed:
+            problems.append(f"MDT deltacommit {instant.file_name} of pending data instant {owner.file_name}")
+        if owner is None and table.view().is_committed(instant.time) is False and instant.time > min(data, default="0"):
+            problems.append(f"MDT deltacommit {instant.file_name} of no data instant (rolled back?)")
     return problems
