@@ -195,7 +195,7 @@ def _as_other_user() -> list[str]:
         return []
     setpriv = shutil.which("setpriv")
     if setpriv is None:
-        pytest.skip("running as root without setpriv: cannot make a directory unwritable")
+        pytest.fail("running as root without setpriv (util-linux): cannot make a directory unwritable", pytrace=False)
     return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
 
 
