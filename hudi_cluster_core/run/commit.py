@@ -7,11 +7,10 @@ file appears atomically; the marker folder goes last. Before the completed file 
 The metadata table (MDT), when the table has one:
 
 * kept (table version 8+, MDT timeline layout 2, ``files`` built): the MDT deltacommit of the same instant ``T``
-  lists the new base files in ``files`` (requested, inflight, log files, completed, format notes 14.1.2), and
-  completes **before** the data replacecommit (14.1.4). Replaced files stay listed until a clean (14.5.1). Every
-  other MDT partition (column_stats, partition_stats, record_index, bloom_filters, expression and secondary
-  indexes) is not maintained yet and is dropped alone, with a warning naming it
-  (``table.metadata_table.drop_metadata_partitions``);
+  writes the records of every built partition ``mdt.partitions`` maintains (requested, inflight, log files,
+  completed, format notes 14.1.2), and completes **before** the data replacecommit (14.1.4). Replaced files stay
+  listed until a clean (14.5.1). A partition with no builder (expression and secondary indexes), or one this code
+  can't read, is dropped alone, with a warning naming it (``table.metadata_table.drop_metadata_partitions``);
 * dropped whole, as before, when the user's config says ``hoodie.metadata.enable=false``, for v6 tables, and for
   an MDT this code can't read or write.
 
@@ -32,7 +31,7 @@ from ..plugins import call_hook
 from ..write.base_file import TEMP_DIR, marked_files
 from ..table import HudiTable, State
 from ..mdt import deltacommit as mdt_deltacommit
-from ..mdt.records import files_records_from_write_stats
+from ..mdt.partitions import BUILDERS, CommitFiles
 from ..table.metadata_table import (
     FILES_PARTITION, drop_metadata_partitions, drop_metadata_table, has_metadata_table, metadata_partitions,
 )  # fmt: skip
@@ -85,36 +84,54 @@ def _why_not_kept(table: HudiTable) -> str | None:
     return None
 
 
-def prepare_metadata_table(table: HudiTable, metadata_enable: bool) -> bool:
-    """Drop what this commit can't keep up to date; returns whether the ``files`` partition is to be written."""
+def _readable(table: HudiTable, partition: str) -> bool:
+    try:
+        mdt_deltacommit.file_group_ids(table.storage, partition)
+    except Exception as exc:  # noqa: BLE001 - a partition we can't route into is one we must not write
+        log.warning("metadata-table partition %s can't be written here (%s)", partition, exc)
+        return False
+    return True
+
+
+def prepare_metadata_table(table: HudiTable, metadata_enable: bool) -> list[str]:
+    """Drop what this commit can't keep up to date; returns the MDT partitions to write, in write order (empty:
+    no metadata table is kept)."""
     storage = table.storage
     if not has_metadata_table(storage) and not metadata_partitions(storage) and not metadata_partitions(storage, inflight=True):
-        return False
+        return []
     if not metadata_enable:
         log.info("hoodie.metadata.enable=false was asked: removing the metadata table %s as Hudi does; Apache Hudi "
                  "rebuilds it on its next write with the metadata table enabled", storage.join(".hoodie", "metadata"))  # fmt: skip
         drop_metadata_table(storage)
-        return False
+        return []
     why = _why_not_kept(table)
     if why is not None:
         log.info("the metadata table can't be kept up to date: %s", why)
         drop_metadata_table(storage)
-        return False
-    others = [p for p in metadata_partitions(storage) + metadata_partitions(storage, inflight=True) if p != FILES_PARTITION]
-    drop_metadata_partitions(storage, others)
-    return True
+        return []
+    built = metadata_partitions(storage)
+    keep = [p for p in BUILDERS if p in built and (p == FILES_PARTITION or _readable(table, p))]
+    # a partition still being built (inflight) would miss this commit's records: Hudi re-indexes it from storage
+    drop = [p for p in built + metadata_partitions(storage, inflight=True) if p not in keep]
+    drop_metadata_partitions(storage, drop)
+    return keep
 
 
-def _write_metadata_deltacommit(table: HudiTable, instant_time: str, write_stats: dict[str, list[dict]]) -> str:
-    """The MDT deltacommit of ``instant_time`` with the ``files`` records of the new base files; returns its
-    completion time. A leftover of an earlier attempt at ``instant_time`` is removed first."""
-    storage = table.storage
+def _write_metadata_deltacommit(table: HudiTable, partitions: list[str], commit: CommitFiles) -> str:
+    """The MDT deltacommit of the commit's instant with the records of ``partitions``; returns its completion
+    time. A leftover of an earlier attempt at the same instant is removed first."""
+    storage, instant_time = table.storage, commit.instant_time
     stale = mdt_deltacommit.rollback(storage, instant_time)
     if stale:
         log.info("clustering %s: removed %d leftover metadata-table file(s) of an earlier attempt", instant_time, len(stale))
     mdt_deltacommit.begin(storage, instant_time)
     failpoint("mdt-after-inflight")
-    mdt_stats = mdt_deltacommit.write_partition(storage, instant_time, FILES_PARTITION, files_records_from_write_stats(write_stats))
+    mdt_stats: list[dict] = []
+    for partition in partitions:
+        records = BUILDERS[partition](commit)
+        if records:
+            mdt_stats += mdt_deltacommit.write_partition(storage, instant_time, partition, records,
+                                                         first_task=len(mdt_stats))  # fmt: skip
     failpoint("mdt-after-log-files")
     completion = table.timeline.completion_time_after(instant_time)
     mdt_deltacommit.complete(storage, instant_time, mdt_stats, completion_time=completion)
@@ -148,8 +165,11 @@ def _commit_locked(table: HudiTable, plan: StoredPlan, stats: list[dict], execut
     if execution is not None and callable(getattr(execution, "execution_before_commit", None)):
         call_hook(execution, "execution_before_commit", table=table, plan=plan, write_stats=list(stats))
     mdt_completion = None
-    if prepare_metadata_table(table, metadata_enable):
-        mdt_completion = _write_metadata_deltacommit(table, plan.instant_time, dict(write_stats))
+    kept = prepare_metadata_table(table, metadata_enable)
+    if kept:
+        table = table.reload()  # the config no longer names what was dropped
+        commit = CommitFiles(storage, plan.instant_time, dict(write_stats), dict(replaced), table.config.props)
+        mdt_completion = _write_metadata_deltacommit(table, kept, commit)
     completion = timeline.completion_time_after(plan.instant_time) if layout >= 2 else None
     while completion is not None and mdt_completion is not None and completion <= mdt_completion:
         completion = timeline.new_instant_time()  # the MDT deltacommit completes first (format notes 14.1.4)

@@ -1,0 +1,51 @@
+"""Which metadata-table partitions a clustering commit keeps up to date, and the records each one gets.
+
+A builder turns what the commit wrote (:class:`CommitFiles`) into the records of one MDT partition. The clustering
+commit (``run.commit``) writes one partition per builder whose partition the table has built; a partition with no
+builder here (an expression or secondary index, say) is dropped alone, as Hudi drops an index it does not maintain.
+
+Builders see only the data table and the commit: the new base files (their write stats) and the file groups they
+replace. They read what else they need (footers of the new files, the MDT's current records) themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..io.storage import Storage
+from .records import FILES_PARTITION, MetadataRecord, files_records_from_write_stats
+
+
+@dataclass(frozen=True)
+class CommitFiles:
+    """What one clustering commit changes in the data table.
+
+    ``write_stats``: data partition path -> the ``HoodieWriteStat`` dicts of the new base files (``path`` is
+    relative to the table's base path). ``replaced``: data partition path -> the file ids the commit replaces.
+    ``table_config``: the data table's ``hoodie.properties``."""
+
+    storage: Storage
+    instant_time: str
+    write_stats: Mapping[str, Sequence[Mapping[str, Any]]]
+    replaced: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    table_config: Mapping[str, str] = field(default_factory=dict)
+
+
+Builder = Callable[[CommitFiles], list[MetadataRecord]]
+
+
+def _files(commit: CommitFiles) -> list[MetadataRecord]:
+    return files_records_from_write_stats(commit.write_stats)
+
+
+# MDT partition name (as ``hoodie.table.metadata.partitions`` spells it) -> its builder. Order is write order.
+BUILDERS: dict[str, Builder] = {
+    FILES_PARTITION: _files,
+}
+
+
+def maintained(partition: str) -> bool:
+    """Whether a clustering commit can keep MDT ``partition`` up to date."""
+    return partition in BUILDERS
