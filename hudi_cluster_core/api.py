@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from .errors import ConfigError, HudiClusterError, Interrupted, PlanError, RunFailed
+from .errors import ConfigError, HudiClusterError, Interrupted, PlanError, RunFailed, WriteConflict
 from .plan.avro_plan import StoredPlan, read_plan
 from .plan.schedule import schedule
 from .plugins import StrategyRegistry, default_registry
@@ -156,7 +156,9 @@ def cluster(
     except BaseException as failure:
         if heartbeat is None:
             raise
-        _roll_back_failed(table, target, heartbeat, ownership, failure, keep_plan=keep_failed_plan)
+        # a plan whose file groups a writer changed can never commit: it is dropped even with --keep-failed-plan
+        keep = keep_failed_plan and not isinstance(failure, WriteConflict)
+        _roll_back_failed(table, target, heartbeat, ownership, failure, keep_plan=keep)
         raise  # not reached: _roll_back_failed raises
     finally:
         if heartbeat is not None:

@@ -36,6 +36,13 @@ class RunFailed(HudiClusterError):
     exit_code = 1
 
 
+class WriteConflict(HudiClusterError):
+    """A writer reached the clustering's file groups after the plan was made; the writer wins, the clustering was
+    rolled back."""
+
+    exit_code = 1
+
+
 class Interrupted(HudiClusterError):
     """Ctrl-C or SIGTERM stopped a run; its instant was rolled back."""
 

@@ -71,8 +71,8 @@ def plan_select_slices(context: PlanContext, slices: list[FileSlice]) -> list[Fi
     """Optional. Return the slices eligible for clustering, from the latest slices of every visible file group.
 
     Invariants: return a subset of ``slices``; never a slice whose file group is in
-    ``context.pending_file_groups`` (pending clustering or compaction); only slices of ``context.partitions``
-    (the partition filter's choice). Default: those, minus slices whose base file is at or above
+    ``context.pending_file_groups`` (pending clustering or compaction, or a write in flight); only slices of
+    ``context.partitions`` (the partition filter's choice). Default: those, minus slices whose base file is at or above
     ``hoodie.clustering.plan.strategy.small.file.limit``.
     """
 

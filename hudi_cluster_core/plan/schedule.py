@@ -86,7 +86,9 @@ def schedule(
     instant_time = instant_time or table.timeline.new_instant_time()
 
     view = table.view()
-    pending = {**view.pending_compaction_file_groups(), **view.pending_clustering_file_groups()}
+    # file groups another table service or a live writer is working on are left alone (Hudi does the same)
+    pending = {**view.pending_write_file_groups(), **view.pending_compaction_file_groups(),
+               **view.pending_clustering_file_groups()}  # fmt: skip
     selection = select_partitions(view.partitions, config)
     stats = footer_stats_provider(table.storage)
     context = PlanContext(table, config, params, instant_time, pending, selection.partitions, stats)

@@ -16,7 +16,9 @@ The metadata table (MDT), when the table has one:
 
 Completing is exclusive: under the timeline lock the run checks that the instant is still pending and that its
 heartbeat is still this run's. A second attempt to complete an instant fails with one line, after deleting the
-files it wrote (they carry ``T`` and would otherwise become visible once ``T`` is complete).
+files it wrote (they carry ``T`` and would otherwise become visible once ``T`` is complete). Then it checks that
+no writer reached its input file groups since the plan was made (``run.conflicts``): if one did, the writer wins,
+the run stops with :class:`~hudi_cluster_core.errors.WriteConflict` and its instant is rolled back.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import logging
 from collections import defaultdict
 
 from ..avro import encode_commit_metadata
-from ..errors import PlanError
+from ..errors import PlanError, WriteConflict
 from ..failpoints import failpoint
 from ..plugins import call_hook
 from ..write.base_file import TEMP_DIR, marked_files
@@ -38,6 +40,7 @@ from ..table.metadata_table import (
 from ..table.ownership import Heartbeat, timeline_lock
 from ..table.schema import table_schema
 from ..plan.avro_plan import StoredPlan
+from .conflicts import find_conflicts
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +54,7 @@ def commit_clustering(
     with timeline_lock(table.storage, wait_ms):
         table = table.reload()
         _check_still_ours(table, plan.instant_time, stats, heartbeat)
+        _check_no_conflicts(table, plan)
         return _commit_locked(table, plan, stats, execution, metadata_enable=metadata_enable)
 
 
@@ -67,6 +71,15 @@ def _check_still_ours(table: HudiTable, instant_time: str, stats: list[dict], he
     for stat in stats:  # ours carry T: once T is complete they would read as duplicates
         table.storage.delete_file(table.storage.join(stat["path"]))
     raise PlanError(f"clustering {instant_time} not committed: {why}; the files this run wrote were deleted")
+
+
+def _check_no_conflicts(table: HudiTable, plan: StoredPlan) -> None:
+    conflicts = find_conflicts(table, plan)
+    if not conflicts:
+        return
+    more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
+    raise WriteConflict(f"clustering {plan.instant_time} not committed: a writer got there first, and the writer "
+                        f"wins: {conflicts[0].describe()}{more}")  # fmt: skip
 
 
 def _why_not_kept(table: HudiTable) -> str | None:

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable
 
+from .markers import marked_files
 from .naming import BaseFile, LogFile, parse_base_file, parse_log_file
-from .timeline import Timeline
+from .timeline import State, Timeline
 
 PARTITION_METAFILE_PREFIX = ".hoodie_partition_metadata"
 _SKIPPED_TOP_DIRS = (".hoodie", "_delta_log", "metadata")
@@ -204,6 +205,53 @@ class FileSystemView:
                 for slice_info in group.get("slices") or []:
                     pending[FileGroupId(slice_info.get("partitionPath") or "", slice_info["fileId"])] = instant.time
         return pending
+
+    def group_file_names(self, partition: str) -> dict[str, dict[str, str]]:
+        """File id -> {file name: writer instant} of every base and log file in ``partition``, committed or not
+        (a v6 log name carries its base instant, which stands in for its writer's)."""
+        groups: dict[str, dict[str, str]] = defaultdict(dict)
+        for entry in self._listing.get(partition, []):
+            parsed: BaseFile | LogFile | None = None
+            if entry.name.endswith(self.config.base_file_extension):
+                parsed = parse_base_file(entry.name)
+            elif entry.name.startswith("."):
+                parsed = parse_log_file(entry.name)
+            if parsed is not None:
+                groups[parsed.file_id][entry.name] = parsed.instant
+        return groups
+
+    def pending_write_file_groups(self) -> dict[FileGroupId, str]:
+        """File groups a write still in flight touches (-> its instant): a data file or a marker of that write
+        is in them, or its inflight file's workload profile names them (Hudi saves one before writing). Writes
+        are commits, deltacommits, non-clustering replacecommits and log compactions."""
+        touched: dict[FileGroupId, str] = {}
+        clustering = {i.time for i in self.timeline.pending_clustering}
+        writes = {i.time: i for i in self.timeline.pending()
+                  if i.action in ("commit", "deltacommit", "replacecommit", "logcompaction") and i.time not in clustering}  # fmt: skip
+        if not writes:
+            return touched
+        for partition in self.partitions:
+            for file_id, names in self.group_file_names(partition).items():
+                for writer in set(names.values()) & set(writes):
+                    touched.setdefault(FileGroupId(partition, file_id), writer)
+        for instant in writes.values():
+            for path in marked_files(self.storage, instant.time):
+                name = posixpath.basename(path)
+                parsed = parse_base_file(name) or parse_log_file(name)
+                if parsed is not None:
+                    touched.setdefault(FileGroupId(posixpath.dirname(path), parsed.file_id), instant.time)
+            inflight = next((f for f in self.timeline.files_of(instant.time) if f.state is State.INFLIGHT), None)
+            if inflight is None or not self.timeline.read(inflight):
+                continue
+            try:
+                profile = self.timeline.commit_metadata(inflight)
+            except Exception:  # noqa: BLE001 - a profile we can't read only means we learn less from it
+                continue
+            for partition, stats in (profile.get("partitionToWriteStats") or {}).items():
+                for stat in stats or []:
+                    if stat.get("fileId"):
+                        touched.setdefault(FileGroupId(partition or "", stat["fileId"]), instant.time)
+        return touched
 
     def pending_compaction_file_groups(self) -> dict[FileGroupId, str]:
         from ..avro import decode_avro

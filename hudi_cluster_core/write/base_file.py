@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..table import HudiTable
+from ..table import markers as table_markers
 from ..table.naming import make_base_file_name, new_file_id
 from ..io.bloom import bloom_footer
 from ..io.storage import Storage
@@ -24,7 +25,7 @@ META_COLUMNS = (
     "_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
     "_hoodie_file_name",
 )  # fmt: skip
-TEMP_DIR = ".hoodie/.temp"
+TEMP_DIR = table_markers.TEMP_DIR
 # Hudi's parquet-mr compresses gzip at zlib's default level 6; Arrow's default for gzip is 9, ~4x slower for
 # files of the same size within 0.2%.
 _COMPRESSION_LEVELS = {"gzip": 6}
@@ -74,15 +75,8 @@ def marker_path(storage: Storage, instant_time: str, relative_file: str) -> str:
 
 
 def marked_files(table: HudiTable, instant_time: str) -> set[str]:
-    """Data files (relative paths) that have a CREATE/MERGE/APPEND marker for ``instant_time``."""
-    storage = table.storage
-    root = storage.join(TEMP_DIR, instant_time)
-    found = set()
-    for entry in storage.list(root, recursive=True):
-        if not entry.is_dir and ".marker." in entry.name:
-            relative = posixpath.relpath(entry.path, root)
-            found.add(relative.rsplit(".marker.", 1)[0])
-    return found
+    """Data files (relative paths) that have a marker of ``instant_time`` (direct or timeline-server based)."""
+    return table_markers.marked_files(table.storage, instant_time)
 
 
 def _footer_metadata(table: pa.Table, options: ParquetOptions) -> dict[str, str]:
