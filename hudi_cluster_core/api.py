@@ -15,6 +15,7 @@ from .plan.schedule import schedule
 from .plugins import StrategyRegistry, default_registry
 from .run.recovery import Ownership, claim, free_pending, recover
 from .table import HudiTable, State, load_table
+from .table.lock_provider import lock_file_for, use_lock_file
 from .table.ownership import timeline_lock
 
 log = logging.getLogger(__name__)
@@ -114,6 +115,8 @@ def cluster(
     config = load_config(props_file, list(hoodie_conf), dict(options or {}))
     table = load_table(base_path)
     ownership = Ownership.from_config(config)
+    # Hudi writers beside us (OCC) take the lock their provider names: every timeline transition of ours does too
+    use_lock_file(table.storage, lock_file_for(table.storage, config.raw))
     if mode == "purge_pending_instant":
         return _purge(table, instant_time, ownership, dry_run)
     rolled_back: list[str] = []

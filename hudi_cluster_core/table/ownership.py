@@ -6,7 +6,9 @@ instant another live run is executing. Two mechanisms, as Apache Hudi has them (
 * :func:`timeline_lock`: a short critical section around every timeline transition (schedule, claim, commit,
   rollback), so that "look at the timeline, then write" is one step. On local disk it is an advisory ``flock`` on
   the ``.hoodie`` directory itself: it writes nothing, works for a reader too, and the kernel releases it when
-  the holder dies, so a crash never leaves a stale lock behind. Other schemes have no lock here yet (Hudi's lock providers come with the live-writers work).
+  the holder dies, so a crash never leaves a stale lock behind. When the run's config names Apache Hudi's
+  ``FileSystemBasedLockProvider`` (``lock_provider``), Hudi's lock file is taken inside it too, so Hudi writers
+  using optimistic concurrency control and our runs exclude each other. Other schemes have no lock here yet.
 * :class:`Heartbeat`: ``.hoodie/.heartbeat/<instant>``, rewritten every ``hoodie.client.heartbeat.interval_in_ms``;
   the instant counts as abandoned when the file is missing or older than interval x
   ``hoodie.client.heartbeat.tolerable.misses`` (Hudi's rule; Hudi reads only the modification time). Its body
@@ -30,6 +32,7 @@ from typing import Iterator
 
 from ..errors import HudiClusterError
 from ..io.storage import Storage
+from .lock_provider import configured_lock_file, new_token
 
 log = logging.getLogger(__name__)
 HEARTBEAT_DIR = ".hoodie/.heartbeat"
@@ -76,11 +79,31 @@ def timeline_lock(storage: Storage, wait_ms: int = 60000) -> Iterator[None]:
                     time.sleep(0.05)
             _HELD[path] = 1
             try:
-                yield
+                with _hudi_lock(storage, deadline, wait_ms):
+                    yield
             finally:
                 _HELD.pop(path, None)
         finally:
             os.close(descriptor)  # closing the descriptor releases the flock
+
+
+@contextlib.contextmanager
+def _hudi_lock(storage: Storage, deadline: float, wait_ms: int) -> Iterator[None]:
+    """Apache Hudi's lock too, when the run's config names a lock provider (``lock_provider``)."""
+    lock = configured_lock_file(storage)
+    if lock is None:
+        yield
+        return
+    token = new_token()
+    while not lock.try_acquire(storage, token):
+        if time.monotonic() >= deadline:
+            raise LockTimeout(f"Apache Hudi's lock {lock.path} was held by {lock.holder(storage)} for over {wait_ms} ms "
+                              "(hoodie.write.lock.wait_time_ms); nothing was changed")  # fmt: skip
+        time.sleep(0.1)
+    try:
+        yield
+    finally:
+        lock.release(storage, token)
 
 
 def _machine() -> str:

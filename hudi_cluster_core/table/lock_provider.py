@@ -1,0 +1,143 @@
+"""Apache Hudi's table lock, so that Hudi writers using optimistic concurrency control and we exclude each other.
+
+Our own timeline lock (``ownership.timeline_lock``, a ``flock``) only excludes hudi-cluster runs. Hudi writers take
+the lock their ``hoodie.write.lock.provider`` names, around scheduling and around each commit (format notes 15.4);
+when the user configures one, every timeline transition of ours takes it too, inside our own lock.
+
+Supported providers:
+
+* ``FileSystemBasedLockProvider``: the file ``<hoodie.write.lock.filesystem.path>/lock`` (default
+  ``<base>/.hoodie/lock``), created exclusively; its owner deletes it to unlock. Another owner's file is taken over
+  only when it expired (``hoodie.write.lock.filesystem.expire`` minutes after its mtime; 0, the default, never), or
+  when it names a hudi-cluster process on this host that is no longer alive. The body is Hudi's ``LockInfo`` JSON.
+* ``InProcessLockProvider`` (a lock within one JVM): nothing beyond our own lock to do.
+
+Others (ZooKeeper, DynamoDB, Hive metastore, and the storage-based one for object stores) are refused with one
+line naming these.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..errors import ConfigError
+from ..io.storage import Storage
+
+PROVIDER_KEY = "hoodie.write.lock.provider"
+_PACKAGE = "org.apache.hudi.client.transaction.lock."
+FILE_SYSTEM = _PACKAGE + "FileSystemBasedLockProvider"
+IN_PROCESS = _PACKAGE + "InProcessLockProvider"
+SUPPORTED = (FILE_SYSTEM, IN_PROCESS)
+_THREAD_PREFIX = "hudi-cluster "
+
+
+@dataclass(frozen=True)
+class LockFile:
+    """Hudi's ``FileSystemBasedLockProvider`` lock file of one table."""
+
+    path: str
+    expire_minutes: int = 0
+
+    def _body(self, token: str) -> bytes:
+        now = dt.datetime.now().strftime("%Y-%m-%d %H:%M:%S")
+        owner = f"{_THREAD_PREFIX}{os.getpid()}@{socket.gethostname()} {token}"
+        return json.dumps({"lockCreateTime": now, "lockThreadName": owner, "lockStacksInfo": []}).encode()
+
+    def try_acquire(self, storage: Storage, token: str) -> bool:
+        """Create the lock file; False while another owner holds it. An expired or orphaned one is removed."""
+        if storage.create_exclusive(self.path, self._body(token)):
+            return True
+        if self._stale(storage):
+            storage.delete_file(self.path)
+            return storage.create_exclusive(self.path, self._body(token))
+        return False
+
+    def release(self, storage: Storage, token: str) -> None:
+        """Delete the lock file if it is still this owner's (an expired one may have been taken over)."""
+        try:
+            body = storage.read_bytes(self.path)
+        except OSError:
+            return
+        if token.encode() in body:
+            storage.delete_file(self.path)
+
+    def holder(self, storage: Storage) -> str:
+        try:
+            return str(json.loads(storage.read_bytes(self.path) or b"{}").get("lockThreadName") or "an Apache Hudi writer")
+        except (OSError, ValueError):
+            return "an Apache Hudi writer"
+
+    def _stale(self, storage: Storage) -> bool:
+        modified = storage.modified_time(self.path)
+        if modified is None:
+            return False
+        if self.expire_minutes > 0:
+            age = dt.datetime.now(dt.timezone.utc) - modified.astimezone(dt.timezone.utc)
+            if age.total_seconds() > self.expire_minutes * 60:
+                return True
+        holder = self.holder(storage)
+        if holder.startswith(_THREAD_PREFIX):  # ours: orphaned if its process on this host is gone
+            pid, _, host = holder[len(_THREAD_PREFIX):].split(" ")[0].partition("@")
+            return host == socket.gethostname() and pid.isdigit() and not _alive(int(pid))
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def lock_file_for(storage: Storage, props: Mapping[str, str] | None) -> LockFile | None:
+    """The Hudi lock this table's runs must also take, from the user's config; None when there is none to take.
+    An unsupported provider is a :class:`ConfigError` (exit 2) naming the supported ones."""
+    props = props or {}
+    provider = (props.get(PROVIDER_KEY) or "").strip()
+    if not provider or provider == IN_PROCESS:
+        return None
+    if provider != FILE_SYSTEM:
+        raise ConfigError(f"{PROVIDER_KEY}={provider}: this lock provider can't be used here; accepted: "
+                          f"{', '.join(SUPPORTED)} (or none)")  # fmt: skip
+    directory = storage.strip_scheme((props.get("hoodie.write.lock.filesystem.path") or "").strip()) or storage.join(".hoodie")
+    raw_expire = (props.get("hoodie.write.lock.filesystem.expire") or "0").strip()
+    try:
+        expire = int(raw_expire)
+    except ValueError:
+        raise ConfigError(f"hoodie.write.lock.filesystem.expire={raw_expire!r}: accepted: whole minutes >= 0") from None
+    if expire < 0:
+        raise ConfigError(f"hoodie.write.lock.filesystem.expire={raw_expire!r}: accepted: whole minutes >= 0")
+    return LockFile(directory.rstrip("/") + "/lock", expire)
+
+
+# Table base path -> the Hudi lock its runs take in this process (set from the run's config, see ``use_lock_file``).
+_CONFIGURED: dict[str, LockFile] = {}
+_CONFIGURED_GUARD = threading.Lock()
+
+
+def use_lock_file(storage: Storage, lock: LockFile | None) -> None:
+    """Make every timeline lock this process takes on the table also take ``lock`` (None: none)."""
+    with _CONFIGURED_GUARD:
+        if lock is None:
+            _CONFIGURED.pop(storage.base, None)
+        else:
+            _CONFIGURED[storage.base] = lock
+
+
+def configured_lock_file(storage: Storage) -> LockFile | None:
+    with _CONFIGURED_GUARD:
+        return _CONFIGURED.get(storage.base)
+
+
+def new_token() -> str:
+    return uuid.uuid4().hex
