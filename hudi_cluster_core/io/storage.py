@@ -135,6 +135,9 @@ class Storage:
         ]
 
     def read_bytes(self, path: str) -> bytes:
+        if self.is_object_store:  # one GET of the known size: pyarrow's S3 stream reads in many small requests
+            with self.fs.open_input_file(path) as handle:
+                return handle.read()
         with self.fs.open_input_stream(path) as stream:
             return stream.read()
 
