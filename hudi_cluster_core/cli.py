@@ -40,7 +40,7 @@ def _add_run(sub) -> None:
                                           "default: schedule with --schedule, else execute")  # fmt: skip
     run.add_argument("-sc", "--schedule", action="store_true", help="without --mode: schedule (HoodieClusteringJob's old flag)")
     run.add_argument("-it", "--instant-time")
-    run.add_argument("--props", help="a Hudi properties file (e.g. clusteringjob.properties)")
+    run.add_argument("--props", help="a Hudi properties file (e.g. clusteringjob.properties); local, or on s3a:// / s3://")
     run.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE")
     run.add_argument("-pl", "--parallelism", type=int)
     run.add_argument("-ms", "--spark-master")

@@ -5,6 +5,7 @@ and by Apache Hudi (Hadoop S3A); bad storage input fails with one line, exit 2, 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -82,6 +83,7 @@ def test_cli_clusters_a_metadata_table_table_on_s3a_after_a_crash(s3, hudi_table
     use_s3a(spark, S3Settings(object_store.resolve(s3.options(), {})).hadoop_options())
     assert_same_rows(before_hudi, read_hudi_snapshot(spark, uri), labels=("before", "Apache Hudi from S3"))
 
+    assert not [k for k in s3.keys(BUCKET, "mdt/.hoodie/.temp/") if k != "mdt/.hoodie/.temp/"]  # no markers left
     copy = s3.download_dir(BUCKET, "mdt", tmp_path / "mdt")
     assert table_problems(str(copy)) == []
     properties = (copy / ".hoodie" / "hoodie.properties").read_text()
@@ -107,10 +109,12 @@ def test_api_clusters_a_mor_table_on_s3_from_the_aws_environment(s3, hudi_tables
     local = hudi_tables.copy("mor_v9_late_upserts", "s3-api")
     before_rs, before_hudi = read_hudi_rs(local), read_hudi_snapshot(spark, local)
     s3.upload_dir(local, BUCKET, "mor")
-    for key in [k for k in list(__import__("os").environ) if k.startswith("AWS_")]:
+    for key in [k for k in os.environ if k.startswith("AWS_")]:
         monkeypatch.delenv(key)
     for key, value in s3.environment().items():
         monkeypatch.setenv(key, value)
+    worker_env = spark.sparkContext.parallelize([0], 1).map(lambda _: os.environ.get("AWS_ENDPOINT_URL")).collect()
+    assert worker_env == [None]  # the tasks cannot have found the server through their environment
 
     result = cluster(f"s3://{BUCKET}/mor", "scheduleAndExecute", {"hoodie.clustering.plan.strategy.sort.columns": "c_int"},
                      spark)  # fmt: skip

@@ -3,8 +3,9 @@
 pyarrow's S3 filesystem has no conditional write, and object stores have no rename, so a file that must not
 exist yet (a requested plan, a completed instant) is created with a plain HTTP PUT signed with AWS Signature
 Version 4 (the documented algorithm: canonical request, string to sign, HMAC-SHA256 key chain). S3 answers 412
-when the key exists. A server without conditional writes answers 501 (or ignores the header): the caller then
-falls back to "look, then PUT", which is what Hudi's own S3A writes do.
+when the key exists. A server without conditional writes that answers 501 makes the caller fall back to "look,
+then PUT" (what Hadoop's S3A does for a non-overwriting create); one that silently ignores the header overwrites,
+which only the cross-process lock of issue 13 can prevent.
 """
 
 from __future__ import annotations
@@ -26,16 +27,17 @@ def _hmac(key: bytes, text: str) -> bytes:
     return hmac.new(key, text.encode(), hashlib.sha256).digest()
 
 
-def _target(settings: S3Settings, bucket: str, key: str) -> tuple[str, str, int | None, str]:
-    """(http scheme, host header, port, path) for the object, path-style unless virtual hosting is asked."""
+def _target(settings: S3Settings, bucket: str, key: str) -> tuple[str, str, str]:
+    """(http scheme, host[:port], path) for the object: path-style on a given endpoint unless
+    ``fs.s3a.path.style.access=false``, virtual-hosted on AWS's own."""
     url = settings.endpoint_url
     encoded_key = quote(key, safe="/-_.~")
     if url is None:
-        return "https", f"{bucket}.s3.{settings.region}.amazonaws.com", None, f"/{encoded_key}"
+        return "https", f"{bucket}.s3.{settings.region}.amazonaws.com", f"/{encoded_key}"
     parsed = urlparse(url)
     if settings.options.get(PATH_STYLE) == "false":
-        return parsed.scheme, f"{bucket}.{parsed.netloc}", None, f"/{encoded_key}"
-    return parsed.scheme, parsed.netloc, None, f"/{quote(bucket, safe='')}/{encoded_key}"
+        return parsed.scheme, f"{bucket}.{parsed.netloc}", f"/{encoded_key}"
+    return parsed.scheme, parsed.netloc, f"/{quote(bucket, safe='')}/{encoded_key}"
 
 
 def put_if_absent(settings: S3Settings, bucket: str, key: str, data: bytes) -> bool:
@@ -46,7 +48,7 @@ def put_if_absent(settings: S3Settings, bucket: str, key: str, data: bytes) -> b
     options = settings.options
     if ACCESS_KEY not in options or SECRET_KEY not in options:
         raise ConditionalPutUnsupported("no static credentials to sign with")
-    scheme, host, _, path = _target(settings, bucket, key)
+    scheme, host, path = _target(settings, bucket, key)
     now = dt.datetime.now(dt.timezone.utc)
     amz_date, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
     payload_hash = hashlib.sha256(data).hexdigest()
