@@ -161,10 +161,30 @@ def test_settings_precedence_job_keys_then_environment_then_profile(tmp_path):
 
 @pytest.fixture(scope="module")
 def auth_s3(tmp_path_factory):
-    """A second server that checks credentials: it knows none, so every request is refused."""
+    """A second server that checks credentials and signatures; ``auth_s3.granted`` are the only keys it accepts
+    (the default test keys are refused)."""
     server = S3Server(auth=True).start(tmp_path_factory.mktemp("moto-auth") / "moto.log")
+    server.grant_user()
     yield server
     server.stop()
+
+
+def test_conditional_put_is_signed_as_s3_checks_it(auth_s3):
+    """Our SigV4-signed conditional PUT on a server that verifies signatures: accepted once, refused after."""
+    from hudi_cluster_core.io.s3_put import put_if_absent
+
+    assert auth_s3.granted is not None
+    key, secret = auth_s3.granted
+    options = {**auth_s3.options(), "fs.s3a.access.key": key, "fs.s3a.secret.key": secret}
+    storage = Storage(f"s3a://{BUCKET}/signed", options)
+    auth_s3.create_bucket(BUCKET)  # boto3, with the granted keys
+    assert storage.s3 is not None
+    assert put_if_absent(storage.s3, BUCKET, "signed/a b+c.requested", b"first")
+    assert not put_if_absent(storage.s3, BUCKET, "signed/a b+c.requested", b"second")
+    assert storage.read_bytes(f"{BUCKET}/signed/a b+c.requested") == b"first"
+    wrong = S3Settings(object_store.resolve({**options, "fs.s3a.secret.key": "not-the-secret"}, {}))
+    with pytest.raises(OSError, match="HTTP 403"):
+        put_if_absent(wrong, BUCKET, "signed/other", b"x")
 
 
 @pytest.fixture(scope="module")

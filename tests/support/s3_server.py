@@ -3,7 +3,9 @@
 ``S3Server.start()`` runs ``moto.server`` in its own process on a free 127.0.0.1 port and waits until it answers;
 ``stop()`` ends that process (and only it). Buckets and objects are made with boto3 (a moto dependency), which
 talks plain S3 HTTP to the server, independently of the code under test. ``auth=True`` starts a server that
-checks credentials (moto's ``INITIAL_NO_AUTH_ACTION_COUNT=0``: no key is known, so every request is refused).
+checks credentials and signatures (moto's ``INITIAL_NO_AUTH_ACTION_COUNT``): its first three requests, made by
+:meth:`S3Server.grant_user`, create an IAM user with an access key allowed everything; from then on only that
+key, correctly signed, is accepted.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 ACCESS_KEY = "hudi-cluster-test"
 SECRET_KEY = "hudi-cluster-test-secret"
 REGION = "us-east-1"
+GRANT_ACTIONS = ("CreateUser", "PutUserPolicy", "CreateAccessKey")  # the unauthenticated requests of grant_user
 
 
 class SilentServer:
@@ -45,6 +48,7 @@ def free_port() -> int:
 class S3Server:
     auth: bool = False
     port: int = 0
+    granted: tuple[str, str] | None = None  # the keys grant_user made (auth servers)
     process: subprocess.Popen | None = field(default=None, repr=False)
 
     @property
@@ -55,7 +59,7 @@ class S3Server:
         self.port = free_port()
         env = {**os.environ, "MOTO_PORT": str(self.port)}
         if self.auth:
-            env["INITIAL_NO_AUTH_ACTION_COUNT"] = "0"
+            env["INITIAL_NO_AUTH_ACTION_COUNT"] = str(len(GRANT_ACTIONS))
         with open(log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
@@ -86,8 +90,22 @@ class S3Server:
     def client(self):
         import boto3
 
-        return boto3.client("s3", endpoint_url=self.endpoint, region_name=REGION, aws_access_key_id=ACCESS_KEY,
-                            aws_secret_access_key=SECRET_KEY)  # fmt: skip
+        key, secret = self.granted or (ACCESS_KEY, SECRET_KEY)
+        return boto3.client("s3", endpoint_url=self.endpoint, region_name=REGION, aws_access_key_id=key,
+                            aws_secret_access_key=secret)  # fmt: skip
+
+    def grant_user(self) -> tuple[str, str]:
+        """On an ``auth`` server, first thing: an IAM user allowed everything; returns its (key id, secret)."""
+        import boto3
+
+        iam = boto3.client("iam", endpoint_url=self.endpoint, region_name=REGION, aws_access_key_id=ACCESS_KEY,
+                           aws_secret_access_key=SECRET_KEY)  # fmt: skip
+        iam.create_user(UserName="clusterer")
+        policy = '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}'
+        iam.put_user_policy(UserName="clusterer", PolicyName="all", PolicyDocument=policy)
+        key = iam.create_access_key(UserName="clusterer")["AccessKey"]
+        self.granted = (key["AccessKeyId"], key["SecretAccessKey"])
+        return self.granted
 
     def create_bucket(self, bucket: str) -> None:
         self.client().create_bucket(Bucket=bucket)
