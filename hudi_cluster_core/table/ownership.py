@@ -8,8 +8,8 @@ instant another live run is executing. Two mechanisms, as Apache Hudi has them (
   the ``.hoodie`` directory itself: it writes nothing, works for a reader too, and the kernel releases it when
   the holder dies, so a crash never leaves a stale lock behind. Object stores have no such lock: there the
   section excludes only other threads of this process, and the warning says so once per table (cross-process
-  exclusion needs a lock provider, issue 13). Conditional PUTs still stop two runs from writing the same plan or
-  completed instant (:meth:`Storage.create_exclusive`).
+  exclusion needs a lock provider, issue 13). Conditional PUTs still stop two runs from writing the same plan
+  (:meth:`Storage.create_exclusive`), and the same completed instant where its name has no completion time (v6).
 * :class:`Heartbeat`: ``.hoodie/.heartbeat/<instant>``, rewritten every ``hoodie.client.heartbeat.interval_in_ms``;
   the instant counts as abandoned when the file is missing or older than interval x
   ``hoodie.client.heartbeat.tolerable.misses`` (Hudi's rule; Hudi reads only the modification time). Its body
