@@ -138,6 +138,20 @@ def test_conditional_put_keeps_the_first_writer(s3):
     assert not [k for k in s3.keys(BUCKET, "cput") if k.endswith("/")]  # no directory objects were made
 
 
+def test_props_file_on_s3_with_a_relative_include(s3):
+    from hudi_cluster_core.config import load_config
+    from hudi_cluster_core.errors import ConfigError
+
+    s3.put_text(BUCKET, "conf/job/main.properties", "include=common.properties\nhoodie.clustering.max.parallelism 7\n")
+    s3.put_text(BUCKET, "conf/job/common.properties", f"{SORT}\nhoodie.clustering.max.parallelism=3\n")
+    flags = [f"{k}={v}" for k, v in s3.options().items()]
+    config = load_config(f"s3a://{BUCKET}/conf/job/main.properties", flags)
+    assert config.get("hoodie.clustering.plan.strategy.sort.columns") == "c_int"
+    assert config.get("hoodie.clustering.max.parallelism") == 7  # the including file's later line wins
+    with pytest.raises(ConfigError, match=r"^--props s3a://lake/conf/none.properties: properties file does not exist$"):
+        load_config(f"s3a://{BUCKET}/conf/none.properties", flags)
+
+
 def test_settings_precedence_job_keys_then_environment_then_profile(tmp_path):
     (tmp_path / "credentials").write_text("[team]\naws_access_key_id = P\naws_secret_access_key = PS\n")
     (tmp_path / "config").write_text("[profile team]\nregion = eu-west-3\nendpoint_url = http://profile:9000\n")
