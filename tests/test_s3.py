@@ -20,7 +20,7 @@ from hudi_cluster_core.io.storage import Storage
 from tests.support.apache_hudi import read_hudi_snapshot, use_s3a
 from tests.support.readers import assert_same_rows, read_hudi_rs
 from tests.support.runs import cli_env, error_lines, table_problems
-from tests.support.s3_server import S3Server, SilentServer
+from tests.support.s3_server import S3Server, SilentServer, free_port
 
 BUCKET = "lake"
 SORT = "hoodie.clustering.plan.strategy.sort.columns=c_int"
@@ -214,6 +214,9 @@ def _bad(s3, auth_s3, silent, case: str) -> tuple[list[str], str]:
         return ["show", f"s3a://{BUCKET}/t", *_conf_flags({**auth_s3.options(), **fast})], auth_s3.endpoint
     if case == "endpoint that never answers":
         return ["show", f"s3a://{BUCKET}/t", *_conf_flags({**s3.options(), **fast, "fs.s3a.endpoint": silent.endpoint})], silent.endpoint
+    if case == "endpoint refusing connections":
+        closed = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+        return ["show", f"s3a://{BUCKET}/t", *_conf_flags({**s3.options(), "fs.s3a.endpoint": closed})], closed
     if case == "missing bucket":
         return ["show", "s3a://no-such-bucket/t", *_conf_flags(s3.options())], "bucket 'no-such-bucket' does not exist"
     if case == "unsupported gs":
@@ -223,8 +226,8 @@ def _bad(s3, auth_s3, silent, case: str) -> tuple[list[str], str]:
     return ["show", "abfs://container@account.dfs.core.windows.net/t"], "'abfs://' is not supported"
 
 
-@pytest.mark.parametrize("case", ["wrong credentials", "endpoint that never answers", "missing bucket", "unsupported gs",
-                                  "unsupported hdfs", "unsupported abfs"])  # fmt: skip
+@pytest.mark.parametrize("case", ["wrong credentials", "endpoint that never answers", "endpoint refusing connections",
+                                  "missing bucket", "unsupported gs", "unsupported hdfs", "unsupported abfs"])  # fmt: skip
 def test_bad_storage_fails_with_one_line_in_bounded_time(s3, auth_s3, silent, case):
     args, expected = _bad(s3, auth_s3, silent, case)
     started = time.monotonic()
