@@ -30,9 +30,11 @@ LOCK_NOTE = "cross-process exclusion on object stores needs a lock provider"
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
     server = S3Server().start(tmp_path_factory.mktemp("moto") / "moto.log")
-    server.create_bucket(BUCKET)
-    yield server
-    server.stop()
+    try:
+        server.create_bucket(BUCKET)
+        yield server
+    finally:
+        server.stop()
 
 
 def _conf_flags(options: dict[str, str]) -> list[str]:
@@ -178,9 +180,11 @@ def auth_s3(tmp_path_factory):
     """A second server that checks credentials and signatures; ``auth_s3.granted`` are the only keys it accepts
     (the default test keys are refused)."""
     server = S3Server(auth=True).start(tmp_path_factory.mktemp("moto-auth") / "moto.log")
-    server.grant_user()
-    yield server
-    server.stop()
+    try:
+        server.grant_user()
+        yield server
+    finally:
+        server.stop()
 
 
 def test_conditional_put_is_signed_as_s3_checks_it(auth_s3):
