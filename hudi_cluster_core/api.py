@@ -113,7 +113,7 @@ def cluster(
     mode = _canonical_mode(mode)
     registry = registry or default_registry()  # first: plugins' params models declare their own keys
     config = load_config(props_file, list(hoodie_conf), dict(options or {}))
-    table = load_table(base_path)
+    table = load_table(base_path, config.raw)  # fs.s3a.* / hoodie.aws.* keys reach the store (object stores)
     ownership = Ownership.from_config(config)
     # Hudi writers beside us (OCC) take the lock their provider names: every timeline transition of ours does too
     use_lock_file(table.storage, lock_file_for(table.storage, config.raw))

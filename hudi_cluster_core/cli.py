@@ -40,7 +40,7 @@ def _add_run(sub) -> None:
                                           "default: schedule with --schedule, else execute")  # fmt: skip
     run.add_argument("-sc", "--schedule", action="store_true", help="without --mode: schedule (HoodieClusteringJob's old flag)")
     run.add_argument("-it", "--instant-time")
-    run.add_argument("--props", help="a Hudi properties file (e.g. clusteringjob.properties)")
+    run.add_argument("--props", help="a Hudi properties file (e.g. clusteringjob.properties); local, or on s3a:// / s3://")
     run.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE")
     run.add_argument("-pl", "--parallelism", type=int)
     run.add_argument("-ms", "--spark-master")
@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("base_path")
     show.add_argument("--json", action="store_true")
     show.add_argument("--archived", action="store_true", help="also list completed clustering from the archived timeline")
+    show.add_argument("--props", help="a Hudi properties file; only its storage keys (fs.s3a.*) matter here")
+    show.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
+                      help="storage settings, e.g. fs.s3a.endpoint=http://host:9000 (object stores)")
     plugins = sub.add_parser("plugins", help="installed strategy plugins and the hooks they implement")
     plugins.add_argument("--json", action="store_true")
     _add_run(sub)
@@ -100,11 +103,18 @@ def _cmd_show(args) -> int:
     from .table import load_table
     from .table.checks import check_timeline
 
-    table = load_table(args.base_path)
+    table = load_table(args.base_path, _storage_keys(args))
     check_timeline(table)
     archived = args.archived
     print(json.dumps(table_layout(table, archived=archived), indent=2) if args.json else table_summary(table, archived=archived))
     return 0
+
+
+def _storage_keys(args) -> dict[str, str]:
+    """The job's keys as ``run`` merges them: object-store settings (``fs.s3a.*``) are among them."""
+    from .config import load_config
+
+    return dict(load_config(args.props, args.hoodie_conf).raw)
 
 
 def _cmd_plugins(args) -> int:
@@ -140,7 +150,7 @@ def _cmd_run(args) -> int:
     for flag, warning in IGNORED_RUN_FLAGS.items():
         if getattr(args, flag) is not None:
             print(f"hudi-cluster: warning: {warning}", file=sys.stderr)
-    table = load_table(args.base_path)
+    table = load_table(args.base_path, _storage_keys(args))
     # a plan being purged may be the unreadable file: purging must not depend on decoding it
     check_timeline(table, plans=mode != "purge_pending_instant")
     if not args.dry_run:
@@ -208,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except OSError as exc:  # after BrokenPipeError, which is one too
+        if _is_object_store_problem(exc):  # the store failed after the table was opened: say it in one line
+            print(f"hudi-cluster: error: {' '.join(str(exc).split())[:500]}", file=sys.stderr)
+            return HudiClusterError.exit_code
         if not _is_permission_problem(exc):
             raise
         # a file the up-front checks could not foresee (a partition directory, another scheme's store)
@@ -234,6 +247,10 @@ def _terminate(signum, frame) -> None:
     if context is not None:
         context.cancelAllJobs()
     raise KeyboardInterrupt("terminated")
+
+
+def _is_object_store_problem(exc: OSError) -> bool:
+    return "AWS Error" in str(exc) or str(exc).startswith("PUT s3://")
 
 
 def _is_permission_problem(exc: OSError) -> bool:

@@ -204,18 +204,22 @@ def load_config(
     entries: list[tuple[str, str, str]] = []  # (key, value, source), lowest precedence first
     hoodie_conf = [hoodie_conf] if isinstance(hoodie_conf, str) else hoodie_conf
     entries += _global_defaults(problems)
-    if props_file not in (None, ""):
-        entries += _read_props(props_file, problems, set(), "--props")
+    given: list[tuple[str, str, str]] = []
     for entry in hoodie_conf:
         key, sep, value = str(entry).partition("=")
         if not sep or not key.strip():
             problems.append(f"--hoodie-conf {entry!r}: not key=value; accepted: --hoodie-conf hoodie.some.key=value")
             continue
-        entries.append((key.strip(), value.strip(), "--hoodie-conf"))
+        given.append((key.strip(), value.strip(), "--hoodie-conf"))
     for key, value in (overrides or {}).items():
         if value is not None:
             spec = BY_FIELD.get(key) if key not in BY_KEY else None
-            entries.append((spec.key if spec else key, _to_text(value), "overrides"))
+            given.append((spec.key if spec else key, _to_text(value), "overrides"))
+    if props_file not in (None, ""):
+        # a props file on an object store is read with the storage keys given beside it (and the AWS environment)
+        storage_keys = {k: v for k, v, _ in [*entries, *given]}
+        entries += _read_props(props_file, problems, set(), "--props", storage_keys)
+    entries += given
     merged: dict[str, tuple[str, str]] = {}
     for key, value, source in entries:
         merged[key] = (value, source)
@@ -334,12 +338,39 @@ def _local_path(path: str | Path) -> str:
     return text[len("file://") :] if text.startswith("file://") else text[5:] if text.startswith("file:") else text
 
 
-def _read_props(path: str | Path, problems: list[str], seen: set[str], via: str) -> list[tuple[str, str, str]]:
+def _read_remote_props(
+    uri: str, problems: list[str], seen: set[str], via: str, storage_keys: Mapping[str, str]
+) -> list[tuple[str, str, str]]:
+    """A properties file on an object store (``s3a://bucket/conf/job.properties``); includes relative to it."""
+    from .errors import HudiClusterError
+    from .io.storage import Storage
+
+    if uri in seen:
+        problems.append(f"{via} {uri}: include loop; the file is already being read")
+        return []
+    try:
+        storage = Storage(uri.rsplit("/", 1)[0], storage_keys)
+        data = storage.read_bytes(storage.strip_scheme(uri))
+        text = data.decode("utf-8-sig")
+    except FileNotFoundError:
+        problems.append(f"{via} {uri}: properties file does not exist")
+        return []
+    except HudiClusterError as exc:
+        problems.append(f"{via} {uri}: {exc}")
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{via} {uri}: properties file cannot be read: {' '.join(str(exc).split())[:300]}")
+        return []
+    return _parse_props(text, uri, problems, seen | {uri}, storage_keys)
+
+
+def _read_props(
+    path: str | Path, problems: list[str], seen: set[str], via: str, storage_keys: Mapping[str, str] | None = None
+) -> list[tuple[str, str, str]]:
     """``DFSPropertiesConfiguration`` semantics: entries (key, value, "file:line") in file order, includes inline."""
     local = Path(_local_path(path))
-    if "://" in str(local):
-        problems.append(f"{via} {path}: cannot read properties file: only local paths and file: URIs are supported")
-        return []
+    if "://" in str(path) and not str(path).startswith("file:"):
+        return _read_remote_props(str(path), problems, seen, via, storage_keys or {})
     marker = str(local.resolve())
     if marker in seen:
         problems.append(f"{via} {path}: include loop; the file is already being read")
@@ -353,12 +384,28 @@ def _read_props(path: str | Path, problems: list[str], seen: set[str], via: str)
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         problems.append(f"{via} {path}: properties file cannot be read: {reason}")
         return []
+    return _parse_props(text, str(local), problems, seen | {marker}, storage_keys or {})
+
+
+def _include_target(location: str, value: str) -> str | Path:
+    """``include=`` is relative to the including file, on the same store."""
+    if "://" in value and not value.startswith("file:"):
+        return value
+    if "://" in location:
+        return value if "://" in value else location.rsplit("/", 1)[0] + "/" + value
+    target = Path(_local_path(value))
+    return target if target.is_absolute() else Path(location).parent / target
+
+
+def _parse_props(
+    text: str, location: str, problems: list[str], seen: set[str], storage_keys: Mapping[str, str]
+) -> list[tuple[str, str, str]]:
     entries: list[tuple[str, str, str]] = []
     for lineno, line in enumerate(re.split(r"\r\n|\r|\n", text), 1):
         stripped = line.strip(_JAVA_TRIM)
         if not stripped or stripped.startswith("#"):
             continue
-        where = f"{local}:{lineno}"
+        where = f"{location}:{lineno}"
         if "=" not in line and not _JAVA_WS.search(stripped):
             problems.append(f"{where}: {stripped!r} has no value; accepted: key=value or key value")
             continue
@@ -366,9 +413,7 @@ def _read_props(path: str | Path, problems: list[str], seen: set[str], via: str)
         key, _, value = collapsed.partition("=" if "=" in collapsed else " ")
         key, value = key.strip(_JAVA_TRIM), value.strip(_JAVA_TRIM)
         if line.startswith(("include=", "include =")):
-            target = Path(_local_path(value))
-            target = target if target.is_absolute() else local.parent / target
-            entries += _read_props(target, problems, seen | {marker}, f"{where} include")
+            entries += _read_props(_include_target(location, value), problems, seen, f"{where} include", storage_keys)
         elif not key:
             problems.append(f"{where}: {stripped!r} has an empty key; accepted: key=value")
         else:

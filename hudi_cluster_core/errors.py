@@ -22,6 +22,11 @@ class TableError(HudiClusterError):
     """The path is not a readable Hudi table, or a table file is missing or corrupt."""
 
 
+class StorageError(HudiClusterError):
+    """The table's storage cannot be reached or used: unsupported scheme, unreachable endpoint, wrong
+    credentials, missing bucket."""
+
+
 class PlanError(HudiClusterError):
     """A clustering plan cannot be read, or cannot be built or executed as asked."""
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # One-time (idempotent) set-up of a fresh clone: Java check, .venv with the core and every plugin, and the
-# Apache Hudi Spark bundle (used by the interop tests and benchmarks only) cached under .cache/jars.
+# Apache Hudi Spark bundle (used by the interop tests and benchmarks only) cached under .cache/jars, with Hadoop's
+# S3A connector for Apache Hudi to read tables on the tests' S3 server (hadoop-aws matches pyspark's Hadoop 3.3.4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 HUDI_VERSION=1.1.1
 BUNDLE_ARTIFACT="org.apache.hudi:hudi-spark3.5-bundle_2.12:${HUDI_VERSION}"
 BUNDLE=".cache/jars/hudi-spark3.5-bundle_2.12-${HUDI_VERSION}.jar"
+S3A_ARTIFACTS=("org.apache.hadoop:hadoop-aws:3.3.4" "com.amazonaws:aws-java-sdk-bundle:1.12.262")
 PYTHON="${PYTHON:-python3}"
 
 java_major=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)
@@ -35,4 +37,11 @@ if [ ! -s "$BUNDLE" ]; then
   mkdir -p .cache/jars
   mvn -q -B dependency:copy -Dartifact="$BUNDLE_ARTIFACT" -DoutputDirectory=.cache/jars
 fi
+for artifact in "${S3A_ARTIFACTS[@]}"; do
+  IFS=: read -r _ name version <<<"$artifact"
+  if [ ! -s ".cache/jars/${name}-${version}.jar" ]; then
+    mkdir -p .cache/jars
+    mvn -q -B dependency:copy -Dartifact="$artifact" -DoutputDirectory=.cache/jars
+  fi
+done
 echo "set-up done: .venv ready, $BUNDLE cached, Java ${java_major}"

@@ -30,7 +30,7 @@ OPERATION = "UPSERT_PREPPED"
 
 def metadata_storage(storage: Storage) -> Storage:
     """The metadata table as a table of its own (its base path is the data table's ``.hoodie/metadata``)."""
-    return Storage(storage.base_uri.rstrip("/") + "/" + METADATA_DIR)
+    return storage.at(storage.base_uri.rstrip("/") + "/" + METADATA_DIR)
 
 
 def metadata_timeline(storage: Storage) -> Timeline:

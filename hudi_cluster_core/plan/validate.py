@@ -98,7 +98,8 @@ class _Checker:
         table = urlparse(self.storage.base_uri)
         if self.storage.scheme == "file":
             return parsed.scheme == "file" and parsed.netloc in ("", "localhost")
-        return parsed.scheme == table.scheme and parsed.netloc == table.netloc
+        same_scheme = parsed.scheme == table.scheme or {parsed.scheme, table.scheme} == {"s3", "s3a"}  # one store
+        return same_scheme and parsed.netloc == table.netloc
 
 
 def validate_plan(table: HudiTable, plan: StoredPlan, source: str) -> None:

@@ -188,7 +188,7 @@ def _commit_locked(table: HudiTable, plan: StoredPlan, stats: list[dict], execut
         completion = timeline.new_instant_time()  # the MDT deltacommit completes first (format notes 14.1.4)
     name = timeline.clustering_file_name(plan.instant_time, State.COMPLETED, completion)
     failpoint("before-commit-file")
-    storage.write_atomic(timeline.path_of(name), encode_commit_metadata(metadata, layout_version=layout, replace=True))
+    storage.write_new(timeline.path_of(name), encode_commit_metadata(metadata, layout_version=layout, replace=True))
     failpoint("after-commit-file")
     storage.delete_dir(storage.join(TEMP_DIR, plan.instant_time))
     return name

@@ -65,6 +65,7 @@ def build_tasks(table: HudiTable, plan: StoredPlan, config, registry: StrategyRe
         GroupTask(
             table.storage.base_uri, plan.instant_time, group, execution, params, dict(plan.strategy_params),
             {k: str(v) for k, v in config.raw.items()}, options, target, plan.preserve_hoodie_metadata,
+            storage_options=table.storage.options,
         )  # fmt: skip
         for group in plan.groups
     ]

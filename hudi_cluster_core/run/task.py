@@ -35,6 +35,7 @@ class GroupTask:
     target_file_max_bytes: int = 1024 * 1024 * 1024
     preserve_hoodie_metadata: bool = True
     write_token: str = "0-0-0"  # set on the executor from the Spark task identity
+    storage_options: Mapping[str, str] = field(default_factory=dict)  # resolved on the driver (object stores)
 
     @property
     def partition(self) -> str:
@@ -46,7 +47,7 @@ class GroupTask:
 
     @property
     def storage(self) -> Storage:
-        return Storage(self.base_uri)
+        return Storage(self.base_uri, self.storage_options)
 
     def with_write_token(self, token: str) -> "GroupTask":
         return replace(self, write_token=token)
@@ -61,7 +62,7 @@ class GroupTask:
         Every slice shape is read: a base file alone (pyarrow), a base file with log files and a log-only slice
         (no base file, as MOR and bucket tables have) merged by hudi-rs's file-group reader (updates, deletes,
         ordering field). A slice with neither base nor log files is a :class:`PlanError`."""
-        reader = _SliceReader(self.base_uri, self.instant_time)
+        reader = _SliceReader(self.storage, self.instant_time)
         return [(input_slice, reader.read(input_slice)) for input_slice in self.group.slices]
 
     def read_arrow(self, slices: list[tuple[InputSlice, pa.Table]] | None = None) -> pa.Table:
@@ -125,10 +126,12 @@ class _SliceReader:
     included) gives the slice's rows. That file lives under ``.hoodie/.temp/<T>/`` (never a data file; the
     rollback and the commit clear the folder) and is deleted right after the read."""
 
-    def __init__(self, base_uri: str, instant_time: str):
-        self.base_uri = base_uri
+    def __init__(self, storage: Storage, instant_time: str):
+        self.base_uri = storage.base_uri
         self.instant_time = instant_time
-        self.storage = Storage(base_uri)
+        self.storage = storage
+        # hudi-rs reaches the store itself: the same endpoint, region and credentials, given explicitly
+        self.rs_options = storage.s3.hudi_rs_options() if storage.s3 else {}
         self._empty_schema: pa.Schema | None = None
 
     def read(self, input_slice: InputSlice) -> pa.Table:
@@ -140,7 +143,7 @@ class _SliceReader:
             return pq.read_table(input_slice.base_file, filesystem=self.storage.fs)
         from hudi import HudiFileGroupReader
 
-        reader = HudiFileGroupReader(self.base_uri)
+        reader = HudiFileGroupReader(self.base_uri, self.rs_options)
         logs = [self._relative(p) for p in input_slice.log_files]
         if input_slice.base_file:
             batch = reader.read_file_slice_from_paths(self._relative(input_slice.base_file), logs)
@@ -160,9 +163,9 @@ class _SliceReader:
         if self._empty_schema is None:
             from hudi import HudiTable as RsTable
 
-            self._empty_schema = RsTable(self.base_uri).get_schema_with_meta_fields()
+            self._empty_schema = RsTable(self.base_uri, self.rs_options).get_schema_with_meta_fields()
         path = self.storage.join(TEMP_DIR, self.instant_time, f"empty-base-{uuid.uuid4().hex}.parquet")
-        self.storage.fs.create_dir(posixpath.dirname(path), recursive=True)
+        self.storage.mkdirs(posixpath.dirname(path))
         with self.storage.fs.open_output_stream(path) as sink:
             pq.write_table(self._empty_schema.empty_table(), sink)
         return path

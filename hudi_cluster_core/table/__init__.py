@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 from urllib.parse import urlparse
 
 from ..io.storage import Storage
@@ -32,14 +33,27 @@ class HudiTable:
         return FileSystemView(self.timeline)
 
     def reload(self) -> "HudiTable":
-        return load_table(self.storage.base_uri)
+        return _open(self.storage)
 
 
-def load_table(base_path: str | Path) -> HudiTable:
-    """Open the table at ``base_path`` (a local path or a URI); raises TableError if it is not a Hudi table."""
+def load_table(base_path: str | Path, storage_options: Mapping[str, str] | None = None) -> HudiTable:
+    """Open the table at ``base_path`` (a local path or a URI); raises TableError if it is not a Hudi table.
+
+    ``storage_options`` are the job's keys (``fs.s3a.*``...) for an object store; StorageError if the store
+    cannot be reached or the scheme is not supported."""
     uri = str(base_path)
     if not urlparse(uri).scheme:
         uri = str(Path(uri).expanduser().resolve())
-    storage = Storage(uri)
-    config = load_table_config(storage)
-    return HudiTable(storage, config, load_timeline(storage, config))
+    storage = Storage(uri, storage_options)
+    storage.check_reachable()
+    return _open(storage)
+
+
+def _open(storage: Storage) -> HudiTable:
+    try:
+        config = load_table_config(storage)
+        return HudiTable(storage, config, load_timeline(storage, config))
+    except OSError as exc:
+        if not storage.is_object_store:
+            raise
+        raise storage.error(exc) from None

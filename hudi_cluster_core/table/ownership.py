@@ -8,7 +8,10 @@ instant another live run is executing. Two mechanisms, as Apache Hudi has them (
   the ``.hoodie`` directory itself: it writes nothing, works for a reader too, and the kernel releases it when
   the holder dies, so a crash never leaves a stale lock behind. When the run's config names Apache Hudi's
   ``FileSystemBasedLockProvider`` (``lock_provider``), Hudi's lock file is taken inside it too, so Hudi writers
-  using optimistic concurrency control and our runs exclude each other. Other schemes have no lock here yet.
+  using optimistic concurrency control and our runs exclude each other. Object stores have no such lock: there
+  the section excludes only other threads of this process, and the warning says so once per table (cross-process
+  exclusion needs a lock provider, issue 13). Conditional PUTs still stop two runs from writing the same plan
+  (:meth:`Storage.create_exclusive`), and the same completed instant where its name has no completion time (v6).
 * :class:`Heartbeat`: ``.hoodie/.heartbeat/<instant>``, rewritten every ``hoodie.client.heartbeat.interval_in_ms``;
   the instant counts as abandoned when the file is missing or older than interval x
   ``hoodie.client.heartbeat.tolerable.misses`` (Hudi's rule; Hudi reads only the modification time). Its body
@@ -44,13 +47,20 @@ class LockTimeout(HudiClusterError):
 
 _HELD: dict[str, int] = {}  # lock path -> depth held by this process (flock is per open file, not re-entrant)
 _HELD_GUARD = threading.RLock()
+_WARNED: set[str] = set()  # object-store tables whose missing cross-process lock was already reported
 
 
 @contextlib.contextmanager
 def timeline_lock(storage: Storage, wait_ms: int = 60000) -> Iterator[None]:
     """Hold the table's timeline lock for the body of the ``with``; re-entrant within one process."""
     if storage.scheme != "file":
-        yield
+        with _HELD_GUARD:
+            if storage.base_uri not in _WARNED:
+                _WARNED.add(storage.base_uri)
+                log.warning("%s: timeline lock held within this process only: cross-process exclusion on object "
+                            "stores needs a lock provider (issue 13); run one clustering job per table at a time",
+                            storage.base_uri)  # fmt: skip
+            yield
         return
     import fcntl
 

@@ -50,6 +50,8 @@ import pyarrow.compute as pc
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HUDI_VERSION = "1.1.1"
 BUNDLE_JAR = REPO_ROOT / ".cache" / "jars" / f"hudi-spark3.5-bundle_2.12-{HUDI_VERSION}.jar"
+# Hadoop's S3A connector (scripts/setup.sh caches them), so Apache Hudi can read tables on the tests' S3 server
+S3A_JARS = tuple(REPO_ROOT / ".cache" / "jars" / name for name in ("hadoop-aws-3.3.4.jar", "aws-java-sdk-bundle-1.12.262.jar"))
 
 META_COLUMNS = (
     "_hoodie_commit_time",
@@ -190,6 +192,9 @@ def hudi_spark_session():
         "spark.sql.warehouse.dir": str(scratch / "warehouse"),
         "spark.python.worker.reuse": "true",
     }
+    s3a = [str(jar) for jar in S3A_JARS if jar.is_file()]
+    if len(s3a) == len(S3A_JARS):  # on the class path directly: spark.jars would copy the 280 MB SDK per session
+        conf["spark.driver.extraClassPath"] = ":".join(s3a)
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
@@ -579,6 +584,16 @@ def _sorted(table: pa.Table) -> pa.Table:
     if not keys or table.num_rows == 0:
         return table
     return table.take(pc.sort_indices(table, sort_keys=keys))
+
+
+def use_s3a(spark, hadoop_options: Mapping[str, str]) -> None:
+    """Point the session's Hadoop S3A connector at an S3 server (``fs.s3a.*`` keys); FileSystem caching off, so a
+    later server on another port is not answered by a cached client."""
+    if not all(jar.is_file() for jar in S3A_JARS):
+        raise HudiBundleMissing(f"Hadoop S3A jars not found ({', '.join(map(str, S3A_JARS))}); run `make setup`")
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    for key, value in {**hadoop_options, "fs.s3a.impl.disable.cache": "true"}.items():
+        conf.set(key, str(value))
 
 
 def read_hudi_snapshot(spark, base_path, options: Mapping[str, str] | None = None) -> pa.Table:

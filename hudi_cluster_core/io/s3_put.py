@@ -1,0 +1,84 @@
+"""A conditional S3 PUT (``If-None-Match: *``): create an object only if its key is free, in one request.
+
+pyarrow's S3 filesystem has no conditional write, and object stores have no rename, so a file that must not
+exist yet (a requested plan, a completed instant) is created with a plain HTTP PUT signed with AWS Signature
+Version 4 (the documented algorithm: canonical request, string to sign, HMAC-SHA256 key chain). S3 answers 412
+when the key exists. A server without conditional writes that answers 501 makes the caller fall back to "look,
+then PUT" (what Hadoop's S3A does for a non-overwriting create); one that silently ignores the header overwrites,
+which only the cross-process lock of issue 13 can prevent.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import http.client
+from urllib.parse import quote, urlparse
+
+from .object_store import ACCESS_KEY, CONNECT_TIMEOUT_MS, PATH_STYLE, REQUEST_TIMEOUT_MS, SECRET_KEY, SESSION_TOKEN, S3Settings
+
+
+class ConditionalPutUnsupported(Exception):
+    """This server or these credentials cannot do a conditional PUT here; fall back."""
+
+
+def _hmac(key: bytes, text: str) -> bytes:
+    return hmac.new(key, text.encode(), hashlib.sha256).digest()
+
+
+def _target(settings: S3Settings, bucket: str, key: str) -> tuple[str, str, str]:
+    """(http scheme, host[:port], path) for the object: path-style on a given endpoint unless
+    ``fs.s3a.path.style.access=false``, virtual-hosted on AWS's own."""
+    url = settings.endpoint_url
+    encoded_key = quote(key, safe="/-_.~")
+    if url is None:
+        return "https", f"{bucket}.s3.{settings.region}.amazonaws.com", f"/{encoded_key}"
+    parsed = urlparse(url)
+    if settings.options.get(PATH_STYLE) == "false":
+        return parsed.scheme, f"{bucket}.{parsed.netloc}", f"/{encoded_key}"
+    return parsed.scheme, parsed.netloc, f"/{quote(bucket, safe='')}/{encoded_key}"
+
+
+def put_if_absent(settings: S3Settings, bucket: str, key: str, data: bytes) -> bool:
+    """PUT ``data`` at ``bucket/key`` unless an object is there; True if created, False if it already existed.
+
+    Raises :class:`ConditionalPutUnsupported` without static credentials or when the server refuses the
+    condition itself, and OSError for any other failure (with the server's answer)."""
+    options = settings.options
+    if ACCESS_KEY not in options or SECRET_KEY not in options:
+        raise ConditionalPutUnsupported("no static credentials to sign with")
+    scheme, host, path = _target(settings, bucket, key)
+    now = dt.datetime.now(dt.timezone.utc)
+    amz_date, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
+    payload_hash = hashlib.sha256(data).hexdigest()
+    headers = {"host": host, "if-none-match": "*", "x-amz-content-sha256": payload_hash, "x-amz-date": amz_date}
+    if SESSION_TOKEN in options:
+        headers["x-amz-security-token"] = options[SESSION_TOKEN]
+    signed = ";".join(sorted(headers))
+    canonical = "\n".join(["PUT", path, "", *(f"{k}:{headers[k]}" for k in sorted(headers)), "", signed, payload_hash])
+    scope = f"{day}/{settings.region}/s3/aws4_request"
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+    signing_key = _hmac(_hmac(_hmac(_hmac(f"AWS4{options[SECRET_KEY]}".encode(), day), settings.region), "s3"),
+                        "aws4_request")  # fmt: skip
+    signature = hmac.new(signing_key, to_sign.encode(), hashlib.sha256).hexdigest()
+    headers["authorization"] = (f"AWS4-HMAC-SHA256 Credential={options[ACCESS_KEY]}/{scope}, "
+                                f"SignedHeaders={signed}, Signature={signature}")  # fmt: skip
+    headers["content-length"] = str(len(data))
+    connection_class = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
+    # one timeout for connecting and for each read: the longer of the two configured ones
+    timeout = max(int(options[CONNECT_TIMEOUT_MS]), int(options[REQUEST_TIMEOUT_MS])) / 1000
+    connection = connection_class(host, timeout=timeout)
+    try:
+        connection.request("PUT", path, body=data, headers=headers)
+        response = connection.getresponse()
+        body = response.read(2000).decode("utf-8", "replace")
+    finally:
+        connection.close()
+    if response.status in (200, 201):
+        return True
+    if response.status == 412 or (response.status == 409 and "ConditionalRequestConflict" in body):
+        return False
+    if response.status == 501 or "NotImplemented" in body:
+        raise ConditionalPutUnsupported(f"HTTP {response.status}")
+    raise OSError(f"PUT s3://{bucket}/{key}: HTTP {response.status} {response.reason}: {' '.join(body.split())[:300]}")
