@@ -94,6 +94,8 @@ def cluster(
     hoodie_conf: tuple[str, ...] | list[str] = (),
     parallelism: int | None = None,
     spark_master: str | None = None,
+    spark_memory: str | None = None,
+    spark_conf: tuple[str, ...] | list[str] = (),
     retry_last_failed_clustering_job: bool = False,
     job_max_processing_time_ms: int = 0,
     dry_run: bool = False,
@@ -106,10 +108,19 @@ def cluster(
     which take precedence over ``props_file``, as in Hudi. Raises :class:`~hudi_cluster_core.errors.HudiClusterError`
     on bad input, before anything is written. A run that fails once it started rolls its instant back before it
     raises (``keep_failed_plan`` keeps the plan for a retry); instants other live runs own are never touched.
+
+    ``spark_memory``, ``parallelism`` and ``spark_conf`` (``KEY=VALUE``) become Spark settings of the session this
+    builds (``run.spark_settings``); one that cannot apply to a session already running is refused up front.
     """
     from .config import load_config
+    from .run.spark_settings import session_conf
 
     mode = _canonical_mode(mode)
+    # a Spark flag that cannot apply fails before anything is written (only a run that executes builds a session)
+    settings = session_conf(spark_master, spark_memory, parallelism, spark_conf) if spark is None else {}
+    if spark is not None and (spark_memory or spark_conf or spark_master):
+        raise ConfigError("spark_master, spark_memory and spark_conf apply to a session this call builds; "
+                          "it was given one (spark=): set them where that session is built")  # fmt: skip
     registry = registry or default_registry()  # first: plugins' params models declare their own keys
     config = load_config(props_file, list(hoodie_conf), dict(options or {}))
     table = load_table(base_path)
@@ -152,7 +163,8 @@ def cluster(
         plan = _load(table, target)
         if dry_run:
             return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written")
-        return _execute(table, plan, config, registry, spark, spark_master, parallelism, heartbeat, rolled_back, mode)
+        spark = spark or _session(spark_master, settings)
+        return _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode)
     except BaseException as failure:
         if heartbeat is None:
             raise
@@ -190,11 +202,15 @@ def _canonical_mode(mode: str) -> Mode:
     return canonical
 
 
-def _execute(table, plan, config, registry, spark, spark_master, parallelism, heartbeat, rolled_back, mode):
-    from .run.execute import execute_plan
+def _session(master: str | None, settings: dict[str, str]):
     from .run.spark import get_spark
 
-    spark = spark or get_spark(spark_master)
+    return get_spark(master, conf=settings)
+
+
+def _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode):
+    from .run.execute import execute_plan
+
     slots = parallelism or int(spark.sparkContext.defaultParallelism)
     name, outcomes = execute_plan(table, plan, config, registry, spark, parallelism=max(1, slots), heartbeat=heartbeat)
     groups = [o.to_json() for o in outcomes]
