@@ -204,8 +204,14 @@ def _canonical_mode(mode: str) -> Mode:
 
 def _session(master: str | None, settings: dict[str, str]):
     from .run.spark import get_spark
+    from .run.spark_settings import session_start_problem
 
-    return get_spark(master, conf=settings)
+    try:
+        return get_spark(master, conf=settings)
+    except HudiClusterError:
+        raise
+    except Exception as exc:  # Py4J's error with a Java stack: the cause in one line (a Spark setting is input)
+        raise ConfigError(session_start_problem(exc)) from exc
 
 
 def _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode):

@@ -1,5 +1,6 @@
 """Progress of a run: a rich bar on a terminal (run under a pty here), plain log lines without one; both fed by
-the Spark job and both ending at 100% with every group and byte counted."""
+the Spark job and both ending at 100% with every group and byte counted. (The plain lines of a local run:
+tests/test_spark_settings.py, which shares its CLI run; of a standalone cluster run: tests/test_standalone_cluster.py.)"""
 
 from __future__ import annotations
 
@@ -17,8 +18,7 @@ import time
 import pytest
 
 from hudi_cluster_core.run.progress import Snapshot, describe
-from tests.support.readers import assert_same_rows, read_hudi_rs
-from tests.support.runs import make_append_table, table_problems
+from tests.support.runs import make_append_table
 from tests.support.standalone import clean_env
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -68,22 +68,6 @@ def run_in_pty(args: list[str], env: dict[str, str], timeout: float = 600) -> tu
             process.kill()
             process.wait()
         os.close(leader)
-
-
-def test_plain_lines_without_a_terminal_end_at_100_percent(template, tmp_path):
-    base = copy_of(template, tmp_path)
-    before = read_hudi_rs(base)
-    done = subprocess.run(command(base), env=clean_env(HUDI_CLUSTER_PROGRESS_INTERVAL_S="0"), capture_output=True,
-                          text=True, timeout=600)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = [line.split("run.progress: ", 1)[1] for line in done.stderr.splitlines() if "run.progress: " in line]
-    assert lines, done.stderr[-3000:]
-    counts = [int(re.search(r": (\d)/3 group\(s\)", line).group(1)) for line in lines]
-    assert counts == sorted(counts) and counts[-1] == 3, lines  # never backwards, and all groups at the end
-    assert re.search(r": 3/3 group\(s\), (\d+\.\d [KM]iB)/\1 rewritten \(100%\), 0 task\(s\) running, ETA 0 s$", lines[-1])
-    assert "\x1b[" not in done.stderr  # no terminal: no bar, no escape codes
-    assert table_problems(base) == []
-    assert_same_rows(before, read_hudi_rs(base), labels=("before", "after"))
 
 
 def test_a_terminal_gets_a_rich_bar_that_reaches_100_percent(template, tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,6 +44,7 @@ def copy_of(template: str, tmp_path: Path) -> str:
     (("--parallelism", "0"), "--parallelism 0: accepted: a whole number of 1 or more"),
     (("--spark-conf", "executor.memory=4g"), "--spark-conf 'executor.memory=4g': accepted: KEY=VALUE with a Spark key"),
     (("--spark-conf", "spark.executor.memory"), "--spark-conf 'spark.executor.memory': accepted: KEY=VALUE"),
+    (("--spark-master", "bogus://x"), "--spark-master 'bogus://x': accepted: local, local[N], local[*], spark://HOST:PORT"),
 ])  # fmt: skip
 def test_bad_spark_flags_are_one_line_and_write_nothing(table_template, tmp_path, capsys, args, message):
     base = copy_of(table_template, tmp_path)
@@ -79,9 +81,10 @@ def test_executor_environment_failures_become_one_line_with_what_to_do():
     assert executor_environment_problem("pyarrow.lib.ArrowInvalid: bad file", "python3") is None
 
 
-def test_spark_memory_with_a_local_master_sizes_the_driver_jvm(table_template, tmp_path):
+def test_local_run_sizes_the_driver_jvm_and_logs_progress_to_100_percent(table_template, tmp_path):
     """Local master: the tasks run in the driver's JVM, so --spark-memory is its heap. Spark's event log shows the
-    driver's block manager memory, which Spark derives from the JVM's actual maximum heap."""
+    driver's block manager memory, which Spark derives from the JVM's actual maximum heap. Without a terminal the
+    progress is plain log lines (every change here: interval 0), never going back, ending at 100%."""
     base = copy_of(table_template, tmp_path)
     before = read_hudi_rs(base)
     events, conf = tmp_path / "events", tmp_path / "conf"
@@ -90,10 +93,16 @@ def test_spark_memory_with_a_local_master_sizes_the_driver_jvm(table_template, t
     done = subprocess.run(
         [sys.executable, "-m", "hudi_cluster_core.cli", "run", "--base-path", base, "--mode", "scheduleAndExecute",
          "--spark-master", "local[1]", "--spark-memory", "700m", "--parallelism", "1", "--json"],
-        env=clean_env(SPARK_CONF_DIR=str(conf)), capture_output=True, text=True, timeout=600,
+        env=clean_env(SPARK_CONF_DIR=str(conf), HUDI_CLUSTER_PROGRESS_INTERVAL_S="0"), capture_output=True, text=True,
+        timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout)["message"] == "completed"
+    lines = [line.split("run.progress: ", 1)[1] for line in done.stderr.splitlines() if "run.progress: " in line]
+    counts = [int(re.search(r": (\d)/3 group\(s\)", line).group(1)) for line in lines]
+    assert counts and counts == sorted(counts) and counts[-1] == 3, lines
+    assert re.search(r": 3/3 group\(s\), (\d+\.\d [KM]iB)/\1 rewritten \(100%\), 0 task\(s\) running, ETA 0 s$", lines[-1])
+    assert "\x1b[" not in done.stderr  # no terminal: no bar, no escape codes
     (app,) = os.listdir(events)
     log = event_log(events, app)
     (environment,) = [e for e in log if e["Event"] == "SparkListenerEnvironmentUpdate"]
@@ -124,3 +133,23 @@ def test_spark_memory_under_spark_submit_with_a_local_master_is_refused(table_te
     assert "--spark-memory 2g: with the local master local[1] tasks run in the driver's JVM" in line, line
     assert "spark-submit --driver-memory 2g" in line and "Traceback" not in output
     assert tree_digest(base) == before
+
+
+def test_a_spark_session_that_cannot_start_is_one_line_and_rolled_back(table_template, tmp_path):
+    """A Spark setting the JVM refuses (here an event-log folder that does not exist) stops the run in one line
+    naming Java's reason; the plan scheduled just before is rolled back, leaving the rows as they were."""
+    base = copy_of(table_template, tmp_path)
+    before = read_hudi_rs(base)
+    missing = tmp_path / "no-such-folder"
+    done = subprocess.run(
+        [sys.executable, "-m", "hudi_cluster_core.cli", "run", "--base-path", base, "--mode", "scheduleAndExecute",
+         "--spark-master", "local[1]", "--spark-conf", "spark.eventLog.enabled=true",
+         "--spark-conf", f"spark.eventLog.dir={missing}"],
+        env=clean_env(), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr[-3000:]
+    (line,) = error_lines(done.stderr)
+    assert f"the Spark session could not start: java.io.FileNotFoundException: File file:{missing} does not exist" in line
+    assert "rolled back" in line and "Traceback" not in done.stderr
+    assert table_problems(base) == [] and load_table(base).timeline.completed_clustering == []
+    assert_same_rows(before, read_hudi_rs(base), labels=("before", "after"))

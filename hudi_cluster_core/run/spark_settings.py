@@ -18,6 +18,8 @@ from ..errors import ConfigError
 
 # the JVM's size syntax, as spark.driver.memory / spark.executor.memory take it (a bare number is MiB)
 JVM_SIZE = re.compile(r"^\d+[kmgt]?b?$", re.IGNORECASE)
+# the master URLs spark-submit accepts (SparkSubmit / SparkContext.createTaskScheduler)
+MASTER_URL = re.compile(r"^(local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|spark://\S+|yarn|k8s://\S+|mesos://\S+)$")
 # where a packed environment is explained: the one-line hints for executors that lack our packages name it
 CLUSTER_DOC = "README, 'On a Spark cluster'"
 
@@ -58,6 +60,9 @@ def session_conf(
     from pyspark import SparkContext
 
     conf = parse_spark_conf(pairs)
+    if master is not None and not MASTER_URL.match(master):
+        raise ConfigError(f"--spark-master {master!r}: accepted: local, local[N], local[*], spark://HOST:PORT, yarn, "
+                          f"k8s://HOST:PORT")  # fmt: skip
     if parallelism is not None and parallelism < 1:
         raise ConfigError(f"--parallelism {parallelism}: accepted: a whole number of 1 or more")
     active = SparkContext._active_spark_context is not None
@@ -116,3 +121,15 @@ def executor_environment_problem(text: str, python: str | None) -> str | None:
     if no_python:
         return f"the executors cannot start Python {no_python.group(1)} ({no_python.group(2).strip()}); {how}"
     return None
+
+
+_JAVA_EXCEPTION = re.compile(r"^[\s:]*(?:Caused by: )?((?:[a-z]\w*\.)+\w*(?:Exception|Error)\b.*)$", re.M)
+
+
+def session_start_problem(exc: BaseException) -> str:
+    """One line for a Spark session that would not start (a bad master URL, a missing event-log folder...): the
+    first Java exception in Py4J's text, without the stack."""
+    text = str(exc)
+    found = _JAVA_EXCEPTION.search(text)
+    reason = found.group(1).strip() if found else (text.strip().splitlines() or [type(exc).__name__])[0]
+    return f"the Spark session could not start: {reason[:500]}"
