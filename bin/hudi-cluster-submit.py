@@ -1,7 +1,13 @@
-"""Entry point for ``spark-submit``: ``spark-submit --master yarn bin/hudi-cluster-submit.py run --base-path ...``.
+"""Entry point for ``spark-submit``, which runs a Python *file* (``python -m ...`` is not an application to it).
 
-spark-submit runs a Python *file*; this one hands its arguments to the ``hudi-cluster`` CLI. The session
-spark-submit configures (master, memory, executors) is the one clustering runs on.
+    PYSPARK_DRIVER_PYTHON=.venv/bin/python PYSPARK_PYTHON=./env/bin/python \
+      .venv/bin/spark-submit --master spark://HOST:7077 --archives hudi-cluster-env.tar.gz#env \
+      bin/hudi-cluster-submit.py run --base-path /path/to/table --mode scheduleAndExecute
+
+Its arguments are the ``hudi-cluster`` command line; the session spark-submit configures (master, memory,
+executors) is the one clustering runs on. The executors' environment and the whole recipe: README, "On a Spark
+cluster" (tested as written by tests/test_standalone_cluster.py). Under spark-submit the driver's stderr reaches
+spark-submit's stdout, so ``hudi-cluster: error:`` lines appear there.
 """
 
 import sys

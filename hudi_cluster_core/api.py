@@ -95,6 +95,8 @@ def cluster(
     hoodie_conf: tuple[str, ...] | list[str] = (),
     parallelism: int | None = None,
     spark_master: str | None = None,
+    spark_memory: str | None = None,
+    spark_conf: tuple[str, ...] | list[str] = (),
     retry_last_failed_clustering_job: bool = False,
     job_max_processing_time_ms: int = 0,
     dry_run: bool = False,
@@ -107,10 +109,19 @@ def cluster(
     which take precedence over ``props_file``, as in Hudi. Raises :class:`~hudi_cluster_core.errors.HudiClusterError`
     on bad input, before anything is written. A run that fails once it started rolls its instant back before it
     raises (``keep_failed_plan`` keeps the plan for a retry); instants other live runs own are never touched.
+
+    ``spark_memory``, ``parallelism`` and ``spark_conf`` (``KEY=VALUE``) become Spark settings of the session this
+    builds (``run.spark_settings``); one that cannot apply to a session already running is refused up front.
     """
     from .config import load_config
+    from .run.spark_settings import session_conf
 
     mode = _canonical_mode(mode)
+    # a Spark flag that cannot apply fails before anything is written (only a run that executes builds a session)
+    settings = session_conf(spark_master, spark_memory, parallelism, spark_conf) if spark is None else {}
+    if spark is not None and (spark_memory or spark_conf or spark_master):
+        raise ConfigError("spark_master, spark_memory and spark_conf apply to a session this call builds; "
+                          "it was given one (spark=): set them where that session is built")  # fmt: skip
     registry = registry or default_registry()  # first: plugins' params models declare their own keys
     config = load_config(props_file, list(hoodie_conf), dict(options or {}))
     table = load_table(base_path, config.raw)  # fs.s3a.* / hoodie.aws.* keys reach the store (object stores)
@@ -155,7 +166,8 @@ def cluster(
         plan = _load(table, target)
         if dry_run:
             return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written")
-        return _execute(table, plan, config, registry, spark, spark_master, parallelism, heartbeat, rolled_back, mode)
+        spark = spark or _session(spark_master, settings)
+        return _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode)
     except BaseException as failure:
         if heartbeat is None:
             raise
@@ -195,11 +207,21 @@ def _canonical_mode(mode: str) -> Mode:
     return canonical
 
 
-def _execute(table, plan, config, registry, spark, spark_master, parallelism, heartbeat, rolled_back, mode):
-    from .run.execute import execute_plan
+def _session(master: str | None, settings: dict[str, str]):
     from .run.spark import get_spark
+    from .run.spark_settings import session_start_problem
 
-    spark = spark or get_spark(spark_master)
+    try:
+        return get_spark(master, conf=settings)
+    except HudiClusterError:
+        raise
+    except Exception as exc:  # Py4J's error with a Java stack: the cause in one line (a Spark setting is input)
+        raise ConfigError(session_start_problem(exc)) from exc
+
+
+def _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode):
+    from .run.execute import execute_plan
+
     slots = parallelism or int(spark.sparkContext.defaultParallelism)
     name, outcomes = execute_plan(table, plan, config, registry, spark, parallelism=max(1, slots), heartbeat=heartbeat)
     groups = [o.to_json() for o in outcomes]

@@ -24,7 +24,6 @@ RUN_MODES: dict[str, Mode] = {
 }  # fmt: skip
 # flags HoodieClusteringJob has that mean nothing here: accepted so its command lines work, with a warning each
 IGNORED_RUN_FLAGS = {
-    "spark_memory": "--spark-memory is accepted for HoodieClusteringJob compatibility and ignored; set memory with spark-submit",
     "retry": "--retry is accepted for HoodieClusteringJob compatibility and ignored; re-run a failed clustering with "
              "--retry-last-failed-clustering-job",
     "table_name": "--table-name is accepted for HoodieClusteringJob compatibility and ignored; "
@@ -42,9 +41,12 @@ def _add_run(sub) -> None:
     run.add_argument("-it", "--instant-time")
     run.add_argument("--props", help="a Hudi properties file (e.g. clusteringjob.properties); local, or on s3a:// / s3://")
     run.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE")
-    run.add_argument("-pl", "--parallelism", type=int)
+    run.add_argument("-pl", "--parallelism", type=int,
+                     help="groups run at once (Spark tasks); spark.default.parallelism of a session this run builds")
     run.add_argument("-ms", "--spark-master")
-    run.add_argument("-sm", "--spark-memory", help="accepted for HoodieClusteringJob compatibility, ignored")
+    run.add_argument("-sm", "--spark-memory", help="spark.executor.memory (with a local master: spark.driver.memory)")
+    run.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                     help="a Spark setting for the session this run builds (spark.archives=env.tar.gz#env, ...)")
     run.add_argument("-rt", "--retry", type=int, help="accepted for HoodieClusteringJob compatibility, ignored")
     run.add_argument("-tn", "--table-name", help="accepted for HoodieClusteringJob compatibility, ignored")
     run.add_argument("-rc", "--retry-last-failed-clustering-job", action="store_true")
@@ -158,6 +160,7 @@ def _cmd_run(args) -> int:
     result = cluster(
         args.base_path, mode, instant_time=args.instant_time, props_file=args.props,
         hoodie_conf=args.hoodie_conf, parallelism=args.parallelism, spark_master=args.spark_master,
+        spark_memory=args.spark_memory, spark_conf=args.spark_conf,
         retry_last_failed_clustering_job=args.retry_last_failed_clustering_job,
         job_max_processing_time_ms=args.job_max_processing_time_ms, dry_run=args.dry_run,
         keep_failed_plan=args.keep_failed_plan,

@@ -115,9 +115,10 @@ def test_hoodieclusteringjob_short_flags(table, capsys, calls):
 def test_ignored_compatibility_flags_warn_one_line_each(table, capsys, calls):
     code, _, err = _cli(capsys, "run", "-sp", table, "-sm", "4g", "-rt", "2", "-tn", "orders", "-sc")
     assert code == 0 and [c["mode"] for c in calls] == ["schedule"]
+    assert calls[0]["spark_memory"] == "4g"  # a Spark setting now (tests/test_spark_settings.py), not ignored
     lines = err.splitlines()
-    assert len(lines) == 3 and all(line.startswith("hudi-cluster: warning: ") for line in lines), err
-    for flag in ("--spark-memory", "--retry", "--table-name"):
+    assert len(lines) == 2 and all(line.startswith("hudi-cluster: warning: ") for line in lines), err
+    for flag in ("--retry", "--table-name"):
         assert sum(flag + " is accepted for HoodieClusteringJob compatibility and ignored" in line for line in lines) == 1
     code, _, err = _cli(capsys, "run", "-sp", table, "-sc")
     assert code == 0 and err == ""

@@ -94,11 +94,7 @@ def execute_plan(
         table.storage.write_atomic(timeline.path_of(inflight), b"")
     failpoint("after-inflight")
     input_bytes = [task.input_bytes() for task in tasks]
-
-    def progress(done: int, total: int) -> None:
-        log.info("clustering %s: %d/%d task(s) done", plan.instant_time, done, total)
-
-    results = run_group_tasks(spark, tasks, parallelism, progress)
+    results = run_group_tasks(spark, tasks, parallelism, input_bytes)
     stats = [stat for group_stats in results for stat in group_stats]
     failpoint("after-tasks")
     name = commit_clustering(

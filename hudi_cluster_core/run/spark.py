@@ -12,22 +12,33 @@ import re
 import sys
 import threading
 import time
-from typing import Any, Callable
+from typing import Any
 
 from .. import errors
 from ..plugins import call_hook
+from .progress import JobProgress
+from .spark_settings import check_active_conf, executor_environment_problem
 from .task import GroupTask
 
 log = logging.getLogger(__name__)
 
 
 def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: dict[str, str] | None = None):
-    """The active SparkSession, or a new one (``local[*]`` by default; ``spark-submit`` sets the master)."""
+    """The active SparkSession, or a new one (``local[*]`` by default; ``spark-submit`` sets the master).
+
+    ``conf`` (e.g. from :func:`spark_settings.session_conf`) applies to a new session; an active one must already
+    have it (a JVM or executor setting cannot change once they run): otherwise this raises, naming the key."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None:
+        check_active_conf(active.sparkContext.getConf(), conf or {})
+        for key, value in (conf or {}).items():
+            if key.startswith("spark.sql."):
+                active.conf.set(key, value)
         return active
+    if conf and "spark.pyspark.python" in conf:  # the Python the executors run is read from the environment
+        os.environ["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
@@ -49,7 +60,7 @@ def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: d
     return spark
 
 
-def _run_partition(tasks: list[GroupTask]):
+def _run_partition(tasks: list[GroupTask], group_bytes: list[int], finished):
     def run(partition_index, indices):
         from pyspark import TaskContext
 
@@ -57,16 +68,18 @@ def _run_partition(tasks: list[GroupTask]):
         token = f"{partition_index}-{context.stageId()}-{context.taskAttemptId()}" if context else f"{partition_index}-0-0"
         for index in indices:
             task = tasks[index].with_write_token(token)
-            stats = call_hook(task.strategy, "execute_group", task=task)
-            yield index, list(stats or [])
+            stats = list(call_hook(task.strategy, "execute_group", task=task) or [])
+            finished.add((1, group_bytes[index]))  # progress: merged on the driver when this Spark task ends
+            yield index, stats
 
     return run
 
 
 def run_group_tasks(
-    spark, tasks: list[GroupTask], parallelism: int, on_progress: Callable[[int, int], None] | None = None
+    spark, tasks: list[GroupTask], parallelism: int, group_bytes: list[int] | None = None
 ) -> list[list[dict]]:
-    """Run every group; returns each group's write stats, in task order. Raises if any group fails."""
+    """Run every group; returns each group's write stats, in task order. Raises if any group fails.
+    ``group_bytes`` (each group's input bytes) weighs the progress report; measured here when not given."""
     if not tasks:
         return []
     slots = max(1, min(parallelism, len(tasks)))
@@ -76,20 +89,20 @@ def run_group_tasks(
     order = sorted(range(len(tasks)), key=lambda i: -tasks[i].group.num_output_file_groups)
     buckets = [order[i::slots] for i in range(slots)]
     outcome: dict[str, Any] = {}
+    sizes = group_bytes if group_bytes is not None else [task.input_bytes() for task in tasks]
+    progress = JobProgress(context, job_group, f"clustering {tasks[0].instant_time}", sizes)
 
     def collect() -> None:  # in its own thread, so a signal never lands in the middle of a Py4J call
         try:
             context.setJobGroup(job_group, f"clustering {tasks[0].instant_time}: {len(tasks)} group(s)")
             outcome["results"] = context.parallelize(buckets, slots).flatMap(lambda x: x).mapPartitionsWithIndex(
-                _run_partition(tasks)
+                _run_partition(tasks, sizes, progress.finished)
             ).collect()
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             outcome["error"] = exc
 
-    done = threading.Event()
-    watcher = threading.Thread(target=_watch, args=(context, job_group, len(tasks), slots, done, on_progress), daemon=True)
     runner = threading.Thread(target=collect, name=f"collect-{tasks[0].instant_time}", daemon=True)
-    watcher.start()
+    progress.start()
     runner.start()
     try:
         while runner.is_alive():
@@ -99,8 +112,7 @@ def run_group_tasks(
         runner.join(30)
         raise
     finally:
-        done.set()
-        watcher.join(timeout=5)
+        progress.finish(ok="results" in outcome)
     if "error" in outcome:  # a task's input error arrives wrapped in Py4J: give the user its own message
         error = outcome["error"]
         _cancel_and_wait(context, job_group)
@@ -138,6 +150,10 @@ def _task_error(exc: BaseException) -> BaseException:
     """Our own error types keep their type; any other task failure becomes one line: the Python exception's
     last line (e.g. ``pyarrow.lib.ArrowInvalid: ...``), without Spark's and Py4J's traces."""
     text = str(exc)
+    context = _active_context()
+    environment = executor_environment_problem(text, getattr(context, "pythonExec", None))
+    if environment:
+        return errors.ConfigError(environment)
     found = _TASK_ERROR.search(text)
     error_type = getattr(errors, found.group(1), None) if found else None
     if found and error_type is not None:
@@ -148,18 +164,7 @@ def _task_error(exc: BaseException) -> BaseException:
     return errors.RunFailed(f"a clustering task failed: {lines[-1].strip()[:500]}" if lines else "a clustering task failed")
 
 
-def _watch(context, job_group, total_groups, slots, done, on_progress):
-    """Report progress from Spark's status tracker while the job runs (per task, i.e. per group when slots >= groups)."""
-    tracker = context.statusTracker()
-    last = -1
-    while not done.wait(1.0):
-        finished = 0
-        for job_id in tracker.getJobIdsForGroup(job_group):
-            job = tracker.getJobInfo(job_id)
-            for stage_id in job.stageIds if job else ():
-                stage = tracker.getStageInfo(stage_id)
-                finished += stage.numCompletedTasks if stage else 0
-        if finished != last:
-            last = finished
-            if on_progress:
-                on_progress(finished, slots)
+def _active_context():
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context

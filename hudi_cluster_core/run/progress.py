@@ -1,0 +1,189 @@
+"""Progress of a run's Spark job: a rich bar on a terminal, plain log lines otherwise.
+
+What is shown: groups done, input bytes rewritten, running tasks, and an ETA from the rate so far. Spark feeds it:
+each task adds the groups it finished (and their input bytes) to an accumulator, which Spark merges on the driver
+as every task ends, and the status tracker (``SparkContext.statusTracker()``) says how many tasks run. The last
+report is made from the job's result, so a run that succeeds always ends at 100%.
+
+``HUDI_CLUSTER_PROGRESS`` picks the form: ``bar``, ``log`` or ``off`` (default: ``bar`` when stderr is a terminal,
+else ``log``, a line at most every ``HUDI_CLUSTER_PROGRESS_INTERVAL_S`` seconds, 10 by default, and at the end).
+rich is imported only on the driver: executors unpickle this module for the accumulator and need no more.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import IO, Any
+
+from pyspark.accumulators import AccumulatorParam
+
+log = logging.getLogger(__name__)
+MODE_ENV = "HUDI_CLUSTER_PROGRESS"
+INTERVAL_ENV = "HUDI_CLUSTER_PROGRESS_INTERVAL_S"
+POLL_S = 0.5
+
+
+class PairSum(AccumulatorParam):
+    """Adds ``(groups, bytes)`` pairs: what tasks report as they finish groups."""
+
+    def zero(self, value):
+        return (0, 0)
+
+    def addInPlace(self, value1, value2):
+        return (value1[0] + value2[0], value1[1] + value2[1])
+
+
+@dataclass
+class Snapshot:
+    groups_done: int
+    groups_total: int
+    bytes_done: int
+    bytes_total: int
+    tasks_running: int
+    elapsed_s: float
+
+    @property
+    def fraction(self) -> float:
+        if self.bytes_total:
+            return min(1.0, self.bytes_done / self.bytes_total)
+        return min(1.0, self.groups_done / self.groups_total) if self.groups_total else 1.0
+
+    @property
+    def eta_s(self) -> float | None:
+        if self.fraction >= 1.0:
+            return 0.0
+        return self.elapsed_s * (1 - self.fraction) / self.fraction if self.fraction > 0 else None
+
+
+def human_bytes(size: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size} B"  # not reached
+
+
+def describe(label: str, snap: Snapshot) -> str:
+    """The plain line: ``clustering T: 2/3 group(s), 1.2 MiB/3.7 MiB rewritten (66%), 1 task(s) running, ETA 4 s``."""
+    eta = snap.eta_s
+    eta_text = "ETA ?" if eta is None else f"ETA {eta:.0f} s"
+    return (f"{label}: {snap.groups_done}/{snap.groups_total} group(s), {human_bytes(snap.bytes_done)}/"
+            f"{human_bytes(snap.bytes_total)} rewritten ({snap.fraction:.0%}), {snap.tasks_running} task(s) running, "
+            f"{eta_text}")  # fmt: skip
+
+
+class _LogLines:
+    def __init__(self, label: str, interval_s: float):
+        self.label, self.interval_s = label, interval_s
+        self.last_line, self.last_time = "", 0.0
+
+    def show(self, snap: Snapshot, final: bool = False) -> None:
+        line = describe(self.label, snap)
+        now = time.monotonic()
+        unchanged = line.split(", ETA")[0] == self.last_line.split(", ETA")[0]
+        if final or (not unchanged and now - self.last_time >= self.interval_s):
+            log.info("%s", line)
+            self.last_line, self.last_time = line, now
+
+    def close(self) -> None:
+        pass
+
+
+class _Bar:
+    def __init__(self, label: str, snap: Snapshot, stream: IO[str]):
+        from rich.console import Console
+        from rich.progress import BarColumn, DownloadColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+
+        console = Console(file=stream, force_terminal=True)
+        self.progress = Progress(
+            TextColumn(label), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[groups]} group(s)"),
+            DownloadColumn(binary_units=True), TextColumn("{task.fields[running]} running"), TextColumn("ETA"),
+            TimeRemainingColumn(), console=console, redirect_stdout=False, redirect_stderr=False,
+        )  # fmt: skip
+        self.task = self.progress.add_task(label, total=max(snap.bytes_total, 1), **self._fields(snap))
+        self.progress.start()
+
+    @staticmethod
+    def _fields(snap: Snapshot) -> dict[str, Any]:
+        return {"groups": f"{snap.groups_done}/{snap.groups_total}", "running": snap.tasks_running}
+
+    def show(self, snap: Snapshot, final: bool = False) -> None:
+        done = snap.bytes_done if snap.bytes_total else (1 if snap.fraction >= 1 else 0)
+        self.progress.update(self.task, completed=done, **self._fields(snap))
+        if final:
+            self.progress.refresh()
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def _mode(stream: IO[str]) -> str:
+    chosen = os.environ.get(MODE_ENV, "").strip().lower()
+    if chosen in ("bar", "log", "off"):
+        return chosen
+    interactive = getattr(stream, "isatty", lambda: False)() and os.environ.get("TERM", "") != "dumb"
+    return "bar" if interactive else "log"
+
+
+class JobProgress:
+    """Watches one Spark job group: ``start()`` before the job, ``finish(ok)`` after it."""
+
+    def __init__(self, context, job_group: str, label: str, group_bytes: list[int], stream: IO[str] | None = None):
+        self.context, self.job_group, self.label = context, job_group, label
+        self.groups_total, self.bytes_total = len(group_bytes), sum(group_bytes)
+        self.stream = stream or sys.stderr
+        self.finished = context.accumulator((0, 0), PairSum())  # what tasks add: (groups, input bytes) they finished
+        self.started = time.monotonic()
+        self.view: _Bar | _LogLines | None = None
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._poll, name=f"progress-{job_group}", daemon=True)
+
+    def start(self) -> JobProgress:
+        mode = _mode(self.stream)
+        if mode == "bar":
+            self.view = _Bar(self.label, self.snapshot(), self.stream)
+        elif mode == "log":
+            self.view = _LogLines(self.label, float(os.environ.get(INTERVAL_ENV, "10")))
+        self.thread.start()
+        return self
+
+    def running_tasks(self) -> int:
+        tracker = self.context.statusTracker()
+        running = 0
+        for job_id in tracker.getJobIdsForGroup(self.job_group):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job else ():
+                stage = tracker.getStageInfo(stage_id)
+                running += stage.numActiveTasks if stage else 0
+        return running
+
+    def snapshot(self, running: int = 0) -> Snapshot:
+        groups, size = self.finished.value
+        return Snapshot(groups, self.groups_total, size, self.bytes_total, running, time.monotonic() - self.started)
+
+    def _poll(self) -> None:
+        while not self.stop.wait(POLL_S):
+            try:
+                snap = self.snapshot(self.running_tasks())
+            except Exception as exc:  # noqa: BLE001 - the JVM may be going away; progress is only a display
+                log.debug("progress: %s", exc)
+                return
+            if self.view is not None:
+                self.view.show(snap)
+
+    def finish(self, ok: bool) -> None:
+        """Stops watching and shows the last state: all groups and bytes when the job succeeded."""
+        self.stop.set()
+        self.thread.join(timeout=5)
+        if self.view is None:
+            return
+        snap = self.snapshot()
+        if ok:
+            snap = Snapshot(self.groups_total, self.groups_total, self.bytes_total, self.bytes_total, 0, snap.elapsed_s)
+        self.view.show(snap, final=True)
+        self.view.close()
