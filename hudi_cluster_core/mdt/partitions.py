@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..io.storage import Storage
+from .encoded import EncodedRecords
+from .record_index import RECORD_INDEX_PARTITION, record_index_records
 from .records import FILES_PARTITION, MetadataRecord, files_records_from_write_stats
 
 
@@ -33,7 +35,8 @@ class CommitFiles:
     table_config: Mapping[str, str] = field(default_factory=dict)
 
 
-Builder = Callable[[CommitFiles], list[MetadataRecord]]
+# A builder returns records, or, for a partition with a record per data-table key, records already encoded.
+Builder = Callable[[CommitFiles], "Sequence[MetadataRecord] | EncodedRecords"]
 
 
 def _files(commit: CommitFiles) -> list[MetadataRecord]:
@@ -43,6 +46,7 @@ def _files(commit: CommitFiles) -> list[MetadataRecord]:
 # MDT partition name (as ``hoodie.table.metadata.partitions`` spells it) -> its builder. Order is write order.
 BUILDERS: dict[str, Builder] = {
     FILES_PARTITION: _files,
+    RECORD_INDEX_PARTITION: record_index_records,
 }
 
 
