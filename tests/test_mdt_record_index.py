@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 import string
 import time
@@ -46,7 +47,12 @@ RLI = {
 }
 OPTIONS = {"hoodie.clustering.plan.strategy.sort.columns": "c_int"}
 RS_MDT = {"hoodie.metadata.enable": "true"}
-INIT_PREFIX = "00000000000000000"
+INIT_TIMES = re.compile(r"0{12}\d{5}")  # MDT partition initialisations: 00000000000000000, ...001, ... (Hudi counts up)
+
+
+def _is_init(name: str) -> bool:
+    """Whether an MDT timeline file or log/base file name carries an initialisation instant."""
+    return any(INIT_TIMES.fullmatch(part) for part in re.split(r"[_.]", name))
 
 
 # ------------------------------------------------------------------------------------------ unit: encoding
@@ -207,7 +213,7 @@ def _mdt_names(base: str, partition: str) -> set[str]:
 def _init_files(base: str, partition: str) -> set[str]:
     """Files of ``partition`` an initialisation wrote: base or log files of an init instant ``0000...0N`` (an MDT
     compaction's base files carry a regular instant)."""
-    return {n for n in _mdt_names(base, partition) if not n.endswith(".crc") and f"_{INIT_PREFIX[:-1]}" in n}
+    return {n for n in _mdt_names(base, partition) if not n.endswith(".crc") and _is_init(n)}
 
 
 def _mdt_timeline(base: str) -> set[str]:
@@ -341,7 +347,7 @@ def test_hudi_upserts_find_every_key_in_place_after_our_clustering(spark, cluste
         written = {s["fileId"] for st in instant_metadata(ours, stats.instant)["partitionToWriteStats"].values() for s in st}
         assert written and written <= new_groups, f"{index_type} upsert wrote outside the clustered groups: {written - new_groups}"
     new = _mdt_timeline(ours) - timeline_before
-    assert not [n for n in new if n.startswith(INIT_PREFIX)], f"a metadata partition was re-initialised: {sorted(new)}"
+    assert not [n for n in new if _is_init(n)], f"a metadata partition was re-initialised: {sorted(new)}"
     assert _init_files(ours, "record_index") == rli_init_files, "record_index was rebuilt"
     assert "record_index" in read_hoodie_properties(ours)["hoodie.table.metadata.partitions"].split(",")
     assert_same_rows(read_hudi_rs(ours, options=RS_MDT), read_hudi_snapshot(spark, ours),
