@@ -368,3 +368,39 @@ def test_point_lookups_through_the_record_index(spark, clustered):
         assert files == 1 < all_files, f"{key}: {files} file(s) read with the record index, {all_files} without"
     rows, files = _point_lookup(spark, ours, "no-such-key", LOOKUP_WITH_RLI)
     assert rows == [] and files == 0
+
+
+# ------------------------------------------------------------------------- record indexes not kept here
+
+
+def test_partitioned_record_index_is_dropped_alone_global_one_kept(table_copy, caplog):
+    """On Hudi's own fixture (files, column_stats, partition_stats and a global record_index): the global record index
+    is kept; marked partitioned (``isPartitioned=true``, Hudi 1.1's per-partition layout) it is dropped alone with a
+    warning naming it, and so is one of a table without meta columns."""
+    import json
+    import logging
+
+    from hudi_cluster_core.io.storage import Storage
+    from hudi_cluster_core.mdt.record_index import unsupported
+    from hudi_cluster_core.run.commit import prepare_metadata_table
+    from hudi_cluster_core.table import load_table
+    from hudi_cluster_core.table.metadata_table import metadata_partitions
+
+    base = table_copy("cow_v9_txns_simple_overwrite")
+    storage = Storage(base)
+    config = dict(load_table(base).config.props)
+    assert unsupported(storage, config) is None
+    assert unsupported(storage, {**config, "hoodie.populate.meta.fields": "false"}) is not None
+    assert "record_index" in prepare_metadata_table(load_table(base), True)
+
+    base = table_copy("cow_v9_txns_simple_overwrite")
+    defs_path = Path(base, ".hoodie/.index_defs/index.json")
+    defs = json.loads(defs_path.read_text())
+    defs["indexDefinitions"]["record_index"]["indexOptions"]["isPartitioned"] = "true"
+    defs_path.write_text(json.dumps(defs))
+    with caplog.at_level(logging.WARNING, logger="hudi_cluster_core"):
+        kept = prepare_metadata_table(load_table(base), True)
+    assert "record_index" not in kept and "files" in kept
+    assert "record_index" not in metadata_partitions(Storage(base))
+    assert not Path(base, ".hoodie/metadata/record_index").exists()
+    assert any("record_index" in r.getMessage() and "partitioned" in r.getMessage() for r in caplog.records)

@@ -34,8 +34,10 @@ arrays (``encoded.EncodedRecords``), with one encoded value per new file.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import uuid
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,6 +48,7 @@ from .encoded import EncodedRecords
 from .records import MetadataRecord, RecordType, encode_value
 
 if TYPE_CHECKING:
+    from ..io.storage import Storage
     from .partitions import CommitFiles  # partitions registers this module's builder
 
 RECORD_INDEX_PARTITION = "record_index"
@@ -54,6 +57,29 @@ UUID_ENCODING, RAW_ENCODING = 0, 1
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _INDEX = re.compile(r"[0-9]{1,9}")
 _INSTANT_FORMAT = "%Y%m%d%H%M%S%f"
+
+
+INDEX_DEFS_DEFAULT = ".hoodie/.index_defs/index.json"
+
+
+def unsupported(storage: Storage, table_config: Mapping[str, str]) -> str | None:
+    """Why this table's record index can't be kept here (None: it can).
+
+    * Hudi 1.1's **partitioned** record index (``hoodie.metadata.record.level.index.enable``; index definition
+      option ``isPartitioned=true``) keeps file groups per data partition and routes keys within them, not with
+      the global ``hashCode % n`` used here;
+    * without meta columns (``hoodie.populate.meta.fields=false``) the new files hold no ``_hoodie_record_key``.
+    """
+    if str(table_config.get("hoodie.populate.meta.fields", "true")).lower() == "false":
+        return "the table has no meta columns (hoodie.populate.meta.fields=false) to read record keys from"
+    relative = table_config.get("hoodie.table.index.defs.path") or INDEX_DEFS_DEFAULT
+    path = relative if "://" in relative or relative.startswith("/") else storage.join(relative)
+    if storage.exists(path):
+        definitions = json.loads(storage.read_bytes(path).decode("utf-8")).get("indexDefinitions") or {}
+        options = (definitions.get(RECORD_INDEX_PARTITION) or {}).get("indexOptions") or {}
+        if str(options.get("isPartitioned", "false")).lower() == "true":
+            return "it is a partitioned record index (isPartitioned=true), routed per data partition"
+    return None
 
 
 def instant_epoch_ms(instant_time: str) -> int:
