@@ -94,7 +94,8 @@ class EncodedRecords:
 
 
 def _offsets_and_data(rows: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """The int64 offsets (``len(rows) + 1``, from 0) and the bytes of a binary array, without copying the bytes."""
+    """The ``len(rows) + 1`` offsets (int64 positions in the data buffer) and the data buffer of a binary array,
+    without copying the bytes."""
     offsets_buf, data_buf = rows.buffers()[1], rows.buffers()[2]
     width = np.int64 if pa.types.is_large_binary(rows.type) else np.int32
     offsets = np.frombuffer(offsets_buf, dtype=width, count=rows.offset + len(rows) + 1)[rows.offset :].astype(np.int64)
