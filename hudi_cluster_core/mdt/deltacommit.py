@@ -21,8 +21,7 @@ from ..io.storage import Storage
 from ..table.naming import make_write_token, parse_base_file, parse_log_file
 from ..table.properties import load_table_config
 from ..table.timeline import State, Timeline, load_timeline
-from .log_block import encode_block, hfile_data_block, log_file_name, route
-from .records import MetadataRecord
+from .log_block import Records, encode_block, hfile_data_block, log_file_name, route
 
 METADATA_DIR = ".hoodie/metadata"
 OPERATION = "UPSERT_PREPPED"
@@ -63,7 +62,7 @@ def begin(storage: Storage, instant_time: str) -> None:
 
 
 def write_partition(
-    storage: Storage, instant_time: str, partition: str, records: Sequence[MetadataRecord], *, stage_id: int = 0,
+    storage: Storage, instant_time: str, partition: str, records: Records, *, stage_id: int = 0,
     first_task: int = 0, block_size: int | None = None,
 ) -> list[dict[str, Any]]:
     """Log files of ``records`` in MDT ``partition``, one per file group they route to; their write stats."""

@@ -118,8 +118,9 @@ def _proto_bytes(number: int, value: bytes) -> bytes:
 
 
 def _compress(payload: bytes, codec: Compression) -> bytes:
-    # mtime 0 (as in Hudi's blocks): the same input gives the same bytes
-    return gzip.compress(payload, mtime=0) if codec is Compression.GZ else payload
+    # mtime 0 (as in Hudi's blocks): the same input gives the same bytes. Level 6, zlib's default (and that of
+    # java.util.zip's Deflater): readers accept any level, and 9 takes twice as long for a few % less
+    return gzip.compress(payload, compresslevel=6, mtime=0) if codec is Compression.GZ else payload
 
 
 def _block(magic: bytes, payload: bytes, codec: Compression) -> bytes:
@@ -131,24 +132,53 @@ def _block(magic: bytes, payload: bytes, codec: Compression) -> bytes:
 
 
 def _entry(row: bytes, value: bytes) -> bytes:
-    key = struct.pack(">h", len(row)) + row + b"\x00" + struct.pack(">qb", _LATEST_TIMESTAMP, _PUT)
-    return struct.pack(">ii", len(key), len(value)) + key + value + b"\x00"
+    return entry_prefix(len(row), len(value)) + row + ENTRY_KEY_SUFFIX + value + ENTRY_SUFFIX
 
 
 def file_info_entries(entries: Sequence[tuple[bytes, bytes]], extra: Sequence[tuple[bytes, bytes]],
                       create_time_ms: int) -> list[tuple[bytes, bytes]]:  # fmt: skip
     """The file info Hudi 1.1.1 writes, in the order its MDT log blocks have it (``extra``, e.g. the schema, first)."""
-    count = max(len(entries), 1)
-    last = entries[-1][0] if entries else b""
+    summary = EntrySummary(len(entries), entries[-1][0] if entries else b"", sum(len(k) for k, _ in entries),
+                           sum(len(v) for _, v in entries))  # fmt: skip
+    return _file_info(summary, extra, create_time_ms)
+
+
+@dataclass(frozen=True)
+class EntrySummary:
+    """What the file info and trailer say about all entries: their count, the last row, total row/value bytes."""
+
+    count: int
+    last_row: bytes
+    row_bytes: int
+    value_bytes: int
+
+
+def _file_info(summary: EntrySummary, extra: Sequence[tuple[bytes, bytes]], create_time_ms: int) -> list[tuple[bytes, bytes]]:
+    count = max(summary.count, 1)
+    last = summary.last_row
     return [
         *extra,
         (b"hfile.LASTKEY", struct.pack(">h", len(last)) + last),
-        (b"hfile.AVG_VALUE_LEN", struct.pack(">i", sum(len(v) for _, v in entries) // count)),
-        (b"hfile.AVG_KEY_LEN", struct.pack(">i", sum(len(k) for k, _ in entries) // count)),
+        (b"hfile.AVG_VALUE_LEN", struct.pack(">i", summary.value_bytes // count)),
+        (b"hfile.AVG_KEY_LEN", struct.pack(">i", summary.row_bytes // count)),
         (b"KEY_VALUE_VERSION", struct.pack(">i", 1)),
         (b"MAX_MEMSTORE_TS_KEY", struct.pack(">q", 0)),
         (b"hfile.CREATE_TIME_TS", struct.pack(">q", create_time_ms)),
     ]
+
+
+def entry_prefix(row_length: int, value_length: int) -> bytes:
+    """The bytes of an entry before its row: int32 key length, int32 value length, int16 row length."""
+    return struct.pack(">iih", row_length + 12, value_length, row_length)
+
+
+ENTRY_KEY_SUFFIX = b"\x00" + struct.pack(">qb", _LATEST_TIMESTAMP, _PUT)  # after the row: family, timestamp, type
+ENTRY_SUFFIX = b"\x00"  # after the value: the MVCC version
+
+
+def entry_size(row_length: int, value_length: int) -> int:
+    """Bytes of one entry in a data block (what the block size limit counts)."""
+    return row_length + value_length + _ENTRY_OVERHEAD
 
 
 def write_hfile(
@@ -171,21 +201,35 @@ def write_hfile(
     blocks: list[list[tuple[bytes, bytes]]] = []
     used = 0
     for row, value in ordered:
-        size = len(row) + len(value) + _ENTRY_OVERHEAD
+        size = entry_size(len(row), len(value))
         if not blocks or (blocks[-1] and used + size > block_size):
             blocks.append([])
             used = 0
         blocks[-1].append((row, value))
         used += size
+    payloads = [(block[0][0], b"".join(_entry(row, value) for row, value in block)) for block in blocks]
+    summary = EntrySummary(len(ordered), ordered[-1][0] if ordered else b"", sum(len(k) for k, _ in ordered),
+                           sum(len(v) for _, v in ordered))  # fmt: skip
+    return assemble_hfile(payloads, summary, file_info=file_info, create_time_ms=create_time_ms, codec=codec)
+
+
+def assemble_hfile(
+    data_blocks: Sequence[tuple[bytes, bytes]],
+    summary: EntrySummary,
+    *,
+    file_info: Sequence[tuple[bytes, bytes]] = (),
+    create_time_ms: int = 0,
+    codec: Compression = Compression.GZ,
+) -> bytes:
+    """The HFile of ready data blocks: (first row, uncompressed payload of its entries) each, in row order;
+    ``summary`` describes all their entries. For writers that build entries in bulk (``mdt.encoded``)."""
     out = bytearray()
     index = bytearray()
     raw_data_bytes = 0
     offsets = []
-    for block in blocks:
-        payload = b"".join(_entry(row, value) for row, value in block)
+    for first, payload in data_blocks:
         raw_data_bytes += len(payload)
         encoded = _block(DATA_MAGIC, payload, codec)
-        first = block[0][0]
         index += struct.pack(">qi", len(out), len(encoded)) + varint(len(first) + 2) + struct.pack(">h", len(first))
         index += first
         offsets.append(len(out))
@@ -195,11 +239,11 @@ def write_hfile(
     out += _block(INDEX_MAGIC, b"", codec)  # meta index: log-block HFiles have no meta blocks
     file_info_offset = len(out)
     info = b"".join(_proto_bytes(1, _proto_bytes(1, k) + _proto_bytes(2, v))
-                    for k, v in file_info_entries(ordered, file_info, create_time_ms))  # fmt: skip
+                    for k, v in _file_info(summary, file_info, create_time_ms))  # fmt: skip
     out += _block(FILE_INFO_MAGIC, PBUF_MAGIC + varint(len(info)) + info, codec)
     trailer = b"".join((
         _proto_int(1, file_info_offset), _proto_int(2, load_on_open), _proto_int(3, raw_data_bytes),
-        _proto_int(5, len(blocks)), _proto_int(6, 0), _proto_int(7, len(ordered)), _proto_int(8, 1),
+        _proto_int(5, len(data_blocks)), _proto_int(6, 0), _proto_int(7, summary.count), _proto_int(8, 1),
         _proto_int(9, offsets[0] if offsets else 0), _proto_int(10, offsets[-1] if offsets else 0),
         _proto_bytes(11, COMPARATOR.encode()), _proto_int(12, codec),
     ))  # fmt: skip

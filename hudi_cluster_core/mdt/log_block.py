@@ -18,8 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
+from .encoded import EncodedRecords, route_encoded
 from .hfile import Compression, write_hfile
 from .records import MetadataRecord, block_schema_json, hfile_entries
+
+Records = Sequence[MetadataRecord] | EncodedRecords  # what a partition's builder gives (encoded: large partitions)
 
 MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1
@@ -74,13 +77,16 @@ def encode_block(block: LogBlock) -> bytes:
     return MAGIC + struct.pack(">q", len(body) + 8) + body + struct.pack(">q", len(MAGIC) + 8 + len(body))
 
 
-def hfile_data_block(instant_time: str, records: Sequence[MetadataRecord], *, create_time_ms: int = 0,
+def hfile_data_block(instant_time: str, records: Records, *, create_time_ms: int = 0,
                      codec: Compression = Compression.GZ, block_size: int | None = None) -> LogBlock:  # fmt: skip
     """The HFILE_DATA_BLOCK of ``records`` written by instant ``instant_time`` (records sorted by key here)."""
     schema = block_schema_json()
     options = {} if block_size is None else {"block_size": block_size}
-    content = write_hfile(hfile_entries(records), file_info=[(b"schema", schema.encode("utf-8"))],
-                          create_time_ms=create_time_ms, codec=codec, **options)  # fmt: skip
+    info = [(b"schema", schema.encode("utf-8"))]
+    if isinstance(records, EncodedRecords):
+        content = records.hfile(file_info=info, create_time_ms=create_time_ms, codec=codec, **options)
+    else:
+        content = write_hfile(hfile_entries(records), file_info=info, create_time_ms=create_time_ms, codec=codec, **options)
     return LogBlock(BlockType.HFILE_DATA, {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema}, content, {})
 
 
@@ -142,12 +148,14 @@ def file_group_index(key: str, file_group_count: int) -> int:
     return abs(abs(java_string_hash(key)) % file_group_count)
 
 
-def route(records: Sequence[MetadataRecord], file_ids: Sequence[str]) -> dict[str, list[MetadataRecord]]:
+def route(records: Records, file_ids: Sequence[str]) -> dict[str, Records]:
     """``records`` by the file id of the MDT file group each belongs to (only groups that get records)."""
+    if isinstance(records, EncodedRecords):
+        return dict(route_encoded(records, file_ids))
     ordered = sorted(file_ids)
     if len(set(ordered)) != len(ordered):
         raise ValueError(f"duplicate MDT file ids: {ordered}")
     routed: dict[str, list[MetadataRecord]] = {}
     for record in records:
         routed.setdefault(ordered[file_group_index(record.key, len(ordered))], []).append(record)
-    return routed
+    return dict(routed)

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..io.storage import Storage
+from .encoded import EncodedRecords
+from .record_index import RECORD_INDEX_PARTITION, record_index_records
+from .record_index import unsupported as record_index_unsupported
 from .records import FILES_PARTITION, MetadataRecord, files_records_from_write_stats
 
 
@@ -33,7 +36,8 @@ class CommitFiles:
     table_config: Mapping[str, str] = field(default_factory=dict)
 
 
-Builder = Callable[[CommitFiles], list[MetadataRecord]]
+# A builder returns records, or, for a partition with a record per data-table key, records already encoded.
+Builder = Callable[[CommitFiles], "Sequence[MetadataRecord] | EncodedRecords"]
 
 
 def _files(commit: CommitFiles) -> list[MetadataRecord]:
@@ -43,7 +47,22 @@ def _files(commit: CommitFiles) -> list[MetadataRecord]:
 # MDT partition name (as ``hoodie.table.metadata.partitions`` spells it) -> its builder. Order is write order.
 BUILDERS: dict[str, Builder] = {
     FILES_PARTITION: _files,
+    RECORD_INDEX_PARTITION: record_index_records,
 }
+
+
+# MDT partition name -> why a table's partition can't be kept although it has a builder (None: it can).
+UNSUPPORTED: dict[str, Callable[[Storage, Mapping[str, str]], str | None]] = {
+    RECORD_INDEX_PARTITION: record_index_unsupported,
+}
+
+
+def why_not_maintained(storage: Storage, table_config: Mapping[str, str], partition: str) -> str | None:
+    """Why this table's MDT ``partition`` can't be kept up to date by a clustering commit (None: it can)."""
+    if partition not in BUILDERS:
+        return "clustering has no builder for it"
+    check = UNSUPPORTED.get(partition)
+    return check(storage, table_config) if check else None
 
 
 def maintained(partition: str) -> bool:

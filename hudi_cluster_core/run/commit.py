@@ -33,7 +33,7 @@ from ..plugins import call_hook
 from ..write.base_file import TEMP_DIR, marked_files
 from ..table import HudiTable, State
 from ..mdt import deltacommit as mdt_deltacommit
-from ..mdt.partitions import BUILDERS, CommitFiles
+from ..mdt.partitions import BUILDERS, CommitFiles, why_not_maintained
 from ..table.metadata_table import (
     FILES_PARTITION, drop_metadata_partitions, drop_metadata_table, has_metadata_table, metadata_partitions,
 )  # fmt: skip
@@ -98,6 +98,10 @@ def _why_not_kept(table: HudiTable) -> str | None:
 
 
 def _readable(table: HudiTable, partition: str) -> bool:
+    why = why_not_maintained(table.storage, table.config.props, partition)
+    if why is not None:
+        log.warning("metadata-table partition %s can't be kept up to date: %s", partition, why)
+        return False
     try:
         mdt_deltacommit.file_group_ids(table.storage, partition)
     except Exception as exc:  # noqa: BLE001 - a partition we can't route into is one we must not write
