@@ -7,6 +7,7 @@ import errno
 import json
 import logging
 import signal
+import threading
 import sys
 from typing import TYPE_CHECKING
 
@@ -56,6 +57,11 @@ def _add_run(sub) -> None:
                      help="if the run fails, keep its plan pending for --retry-last-failed-clustering-job "
                           "(default: roll it back, so it blocks no writer)")  # fmt: skip
     run.add_argument("--json", action="store_true")
+    run.add_argument("--continuous", action="store_true",
+                     help="run as a service beside ingestion: cluster after every hoodie.clustering.async.max.commits "
+                          "writes, until SIGTERM")  # fmt: skip
+    run.add_argument("--min-sync-interval-seconds", type=float, default=30.0,
+                     help="with --continuous: seconds between looks at the timeline (default 30)")
 
 
 def run_mode(mode: str | None, schedule_flag: bool) -> Mode:
@@ -148,6 +154,8 @@ def _cmd_run(args) -> int:
     from .table import load_table
     from .table.checks import check_timeline, check_writable
 
+    if args.continuous:
+        return _run_continuous(args)
     mode = run_mode(args.mode, args.schedule)
     for flag, warning in IGNORED_RUN_FLAGS.items():
         if getattr(args, flag) is not None:
@@ -178,6 +186,50 @@ def _cmd_run(args) -> int:
             print(f"  total: {result.input_file_groups} file group(s) -> {result.output_files} file(s), "
                   f"{human_size(result.bytes_rewritten)}")  # fmt: skip
     return 0
+
+
+def _run_continuous(args) -> int:
+    from .api import cluster
+    from .config import load_config
+    from .errors import Interrupted
+    from .service import run_continuous
+    from .table import load_table
+    from .table.checks import check_timeline, check_writable
+
+    if args.mode is not None and run_mode(args.mode, False) != "scheduleAndExecute" or args.schedule:
+        raise ConfigError("--continuous schedules and executes; accepted with it: --mode scheduleAndExecute or no --mode")
+    for flag in ("instant_time", "dry_run", "json"):
+        if getattr(args, flag):
+            raise ConfigError(f"--{flag.replace('_', '-')} can't be used with --continuous")
+    if args.min_sync_interval_seconds < 0:
+        raise ConfigError(f"--min-sync-interval-seconds {args.min_sync_interval_seconds:g}: accepted: 0 or more")
+    config = load_config(args.props, list(args.hoodie_conf), {})
+    table = load_table(args.base_path)
+    check_timeline(table)
+    check_writable(table)
+
+    def run_once():
+        return cluster(
+            args.base_path, "scheduleAndExecute", props_file=args.props, hoodie_conf=args.hoodie_conf,
+            parallelism=args.parallelism, spark_master=args.spark_master,
+            retry_last_failed_clustering_job=args.retry_last_failed_clustering_job,
+            job_max_processing_time_ms=args.job_max_processing_time_ms, keep_failed_plan=args.keep_failed_plan,
+        )  # fmt: skip
+
+    try:
+        stats = run_continuous(args.base_path, run_once=run_once, max_commits=config.async_max_commits,
+                               min_sync_interval_s=args.min_sync_interval_seconds, say=_say)  # fmt: skip
+    except (Interrupted, KeyboardInterrupt) as stopped:
+        if not _TERMINATED.is_set():
+            raise
+        _say(f"continuous: stopped by SIGTERM{': ' + str(stopped) if isinstance(stopped, Interrupted) else ''}")
+        return 0
+    _say(f"continuous: done after {stats.cycles} cycle(s), {stats.clusterings} clustering(s)")
+    return 0
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
 
 
 def _cmd_append(args) -> int:
@@ -242,10 +294,14 @@ def _install(signum, handler):
         return None
 
 
+_TERMINATED = threading.Event()
+
+
 def _terminate(signum, frame) -> None:
     """SIGTERM stops a run as Ctrl-C does: Spark's jobs are cancelled and the run rolls its instant back."""
     from pyspark import SparkContext
 
+    _TERMINATED.set()
     context = SparkContext._active_spark_context
     if context is not None:
         context.cancelAllJobs()

@@ -29,7 +29,8 @@ RANKS = {
     "run": RUN,
     "run.commit": COMMIT,
     "run.execute": DRIVER,  # runs the tasks, then commits
-    "api": ENTRY, "cli": ENTRY, "demo": ENTRY, "show": ENTRY, "testing": ENTRY, "sdk": ENTRY, "": ENTRY,
+    "api": ENTRY, "cli": ENTRY, "demo": ENTRY, "show": ENTRY, "testing": ENTRY, "sdk": ENTRY, "service": ENTRY,
+    "": ENTRY,
 }  # fmt: skip
 # The only upward imports, each for a stated reason.
 EXCEPTIONS = {

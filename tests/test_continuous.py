@@ -1,0 +1,95 @@
+"""``hudi-cluster run --continuous``: the async service beside an Apache Hudi 1.1.1 ingestion writer.
+
+The service clusters once ``hoodie.clustering.async.max.commits`` writes have landed since the last clustering,
+prints one line per clustering, clusters again after more Hudi writes, and exits 0 on SIGTERM, between cycles or
+mid-clustering (then its instant is rolled back). Rows are checked by both readers; nothing is left pending.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.apache_hudi import make_small_file_table, read_hudi_snapshot, small_file_rows, write_hudi_table
+from tests.support.readers import assert_same_rows, read_hudi_rs
+from tests.support.runs import cli_command, cli_env, table_problems, wait_for
+
+SERVICE = ("--continuous", "--min-sync-interval-seconds", "1", "--hoodie-conf", "hoodie.clustering.async.max.commits=2")
+
+
+@pytest.fixture(scope="module")
+def template(spark, tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("continuous") / "template"
+    make_small_file_table(spark, str(base), batches=3, rows_per_batch=12)
+    return base
+
+
+class Service:
+    def __init__(self, base: str, pause: str | None = None):
+        self.process = subprocess.Popen(cli_command(base, *SERVICE), env=cli_env(pause=pause), text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def clustered(self) -> list[str]:
+        return [line for line in self.lines if ": clustered " in line]
+
+    def stop(self, timeout: float = 120) -> tuple[int, str]:
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise AssertionError(f"the service did not stop on SIGTERM within {timeout} s: {self.lines[-20:]}") from None
+        self.reader.join(timeout=10)
+        return code, self.process.stderr.read()
+
+
+def test_the_service_clusters_after_every_n_writes_and_stops_on_sigterm(spark, template, tmp_path):
+    base = str(tmp_path / "t")
+    shutil.copytree(template, base)
+    service = Service(base)
+    try:
+        wait_for(lambda: len(service.clustered()) == 1, timeout=300, what="the first clustering")
+        for batch in (100, 101):  # two more Hudi writes: the trigger again
+            write_hudi_table(spark, base, small_file_rows(batch * 12, 12), operation="insert")
+        wait_for(lambda: len(service.clustered()) == 2, timeout=300, what="the second clustering")
+        time.sleep(2)  # a few idle cycles: no clustering without new writes
+        assert len(service.clustered()) == 2, service.lines
+    finally:
+        code, err = service.stop()
+    assert code == 0, err[-2000:]
+    assert any("stopped by SIGTERM" in line for line in service.lines), service.lines
+    assert "Traceback" not in err, err[-2000:]
+    assert table_problems(base) == []
+    rs, hudi = read_hudi_rs(base), read_hudi_snapshot(spark, base)
+    assert_same_rows(rs, hudi, labels=("hudi-rs", "Apache Hudi"))
+    assert rs.num_rows == 5 * 12
+
+
+def test_sigterm_mid_clustering_rolls_back_and_exits_0(spark, template, tmp_path):
+    base = str(tmp_path / "t")
+    shutil.copytree(template, base)
+    before = read_hudi_rs(base)
+    service = Service(base, pause="after-tasks=60")
+    try:
+        wait_for(lambda: list(Path(base, ".hoodie", ".heartbeat").glob("*")), timeout=300, what="a clustering to start")
+        time.sleep(3)
+    finally:
+        code, err = service.stop()
+    assert code == 0, err[-2000:]
+    assert any("stopped by SIGTERM" in line and "rolled back" in line for line in service.lines), service.lines
+    assert table_problems(base) == []
+    assert_same_rows(read_hudi_rs(base), before, labels=("after", "before"))
