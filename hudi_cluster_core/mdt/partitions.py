@@ -40,10 +40,18 @@ def _files(commit: CommitFiles) -> list[MetadataRecord]:
     return files_records_from_write_stats(commit.write_stats)
 
 
+from . import bloom_filters, column_stats  # noqa: E402 - their builders take CommitFiles, defined above
+
 # MDT partition name (as ``hoodie.table.metadata.partitions`` spells it) -> its builder. Order is write order.
 BUILDERS: dict[str, Builder] = {
     FILES_PARTITION: _files,
+    column_stats.COLUMN_STATS_PARTITION: column_stats.column_stats_records,
+    column_stats.PARTITION_STATS_PARTITION: column_stats.partition_stats_records,
+    bloom_filters.BLOOM_FILTERS_PARTITION: bloom_filters.bloom_filter_records,
 }
+# A partition kept only with another: Hudi computes partition stats from the column_stats partition (and fails a
+# commit without it), so partition_stats without column_stats is dropped.
+REQUIRES: dict[str, str] = {column_stats.PARTITION_STATS_PARTITION: column_stats.COLUMN_STATS_PARTITION}
 
 
 def maintained(partition: str) -> bool:

@@ -31,7 +31,7 @@ from ..plugins import call_hook
 from ..write.base_file import TEMP_DIR, marked_files
 from ..table import HudiTable, State
 from ..mdt import deltacommit as mdt_deltacommit
-from ..mdt.partitions import BUILDERS, CommitFiles
+from ..mdt.partitions import BUILDERS, REQUIRES, CommitFiles
 from ..table.metadata_table import (
     FILES_PARTITION, drop_metadata_partitions, drop_metadata_table, has_metadata_table, metadata_partitions,
 )  # fmt: skip
@@ -111,6 +111,7 @@ def prepare_metadata_table(table: HudiTable, metadata_enable: bool) -> list[str]
         return []
     built = metadata_partitions(storage)
     keep = [p for p in BUILDERS if p in built and (p == FILES_PARTITION or _readable(table, p))]
+    keep = [p for p in keep if REQUIRES.get(p, p) in keep]
     # a partition still being built (inflight) would miss this commit's records: Hudi re-indexes it from storage
     drop = [p for p in built + metadata_partitions(storage, inflight=True) if p not in keep]
     drop_metadata_partitions(storage, drop)

@@ -1,0 +1,169 @@
+"""The ``column_stats`` and ``partition_stats`` records of a clustering commit, as Apache Hudi 1.1.1 writes them.
+
+Which columns (``HoodieTableMetadataUtil.getColumnsToIndex``): Hudi always indexes ``_hoodie_commit_time``,
+``_hoodie_partition_path`` and ``_hoodie_record_key`` (when meta fields are populated), then the columns of
+``hoodie.metadata.index.column.stats.column.list``, or by default the first 32 top-level columns whose type it
+supports (not record, map, array or enum), and records the list as the ``sourceFields`` of the ``column_stats``
+definition in ``.hoodie/.index_defs/index.json``. We take that recorded list: it is what the index holds and what
+readers' data skipping trusts; Hudi's rule applies only when the table has no such definition.
+
+``column_stats`` (``convertMetadataToColumnStatsRecords``): one record per (new base file, indexed column) with the
+file's footer stats (:mod:`.column_ranges`), ``isTightBound`` false. Replaced files keep theirs until a clean.
+
+``partition_stats`` (``HoodieMetadataWriteUtils.convertMetadataToPartitionStatRecords``): for every partition the
+commit wrote to, one record per indexed column, recomputed in full and marked ``isTightBound`` true (so Hudi's
+payload merge replaces the earlier record instead of adding to it). Its stats merge the new files' footer stats
+with the ``column_stats`` records of every file (base and log) of the partition's latest committed file slices.
+The slices of the file groups being replaced are still among those: Hudi's exclusion compares file names with file
+ids and never matches, so a clustering of N rows counts them twice (format notes 14.4.3). We reproduce that, as
+Hudi's next write recomputes the record the same way. ``fileName`` is the partition path.
+
+Value types follow the files (:mod:`.column_ranges`); a table whose column changed type across files is not
+handled (Hudi promotes to the table schema's type; we raise when merging).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import posixpath
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow.parquet as pq
+
+from ..io.storage import Storage
+from ..table import load_table
+from ..table.metadata_table import INDEX_DEFS_DEFAULT
+from ..table.schema import table_schema
+from ..table.view import FileSystemView
+from . import index_keys
+from .column_ranges import ColumnRange, from_avro, footer_ranges, merge, merge_all
+from .partition_reader import read_partition
+from .records import MetadataRecord, RecordType
+
+if TYPE_CHECKING:  # partitions imports this module for its builders
+    from .partitions import CommitFiles
+
+log = logging.getLogger(__name__)
+COLUMN_STATS_PARTITION = "column_stats"
+PARTITION_STATS_PARTITION = "partition_stats"
+ALWAYS_INDEXED = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key")
+DEFAULT_MAX_COLUMNS = 32
+_UNSUPPORTED = ("record", "map", "array", "enum")
+
+
+def _index_definitions(storage: Storage, config: Mapping[str, str]) -> dict[str, Any]:
+    relative = config.get("hoodie.table.index.defs.path") or INDEX_DEFS_DEFAULT
+    path = relative if "://" in relative or relative.startswith("/") else storage.join(relative)
+    if not storage.exists(path):
+        return {}
+    return json.loads(storage.read_bytes(path).decode("utf-8")).get("indexDefinitions") or {}
+
+
+def _supported(avro_type: Any) -> bool:
+    branches = [t for t in avro_type if t != "null"] if isinstance(avro_type, list) else [avro_type]
+    kind = branches[0] if len(branches) == 1 else "union"
+    kind = kind.get("type") if isinstance(kind, dict) else kind
+    return kind not in _UNSUPPORTED and kind != "union"
+
+
+def indexed_columns(storage: Storage, config: Mapping[str, str], schema: str | None) -> list[str]:
+    """The columns the table's column stats cover (module docstring)."""
+    populated = config.get("hoodie.populate.meta.fields", "true").lower() == "true"
+    meta = list(ALWAYS_INDEXED) if populated else []
+    definition = _index_definitions(storage, config).get(COLUMN_STATS_PARTITION) or {}
+    fields = definition.get("sourceFields")
+    if fields:
+        return meta + [f for f in fields if f not in ALWAYS_INDEXED]
+    data = json.loads(schema).get("fields", []) if schema else []
+    chosen = [f["name"] for f in data if _supported(f["type"]) and not f["name"].startswith("_hoodie_")]
+    return meta + chosen[:DEFAULT_MAX_COLUMNS]
+
+
+@functools.lru_cache(maxsize=256)
+def _footer(base_uri: str, relative: str, size: int) -> pq.FileMetaData:
+    storage = Storage(base_uri)
+    with storage.fs.open_input_file(storage.join(relative)) as source:
+        return pq.read_metadata(source)
+
+
+def footer_of(commit: CommitFiles, stat: Mapping[str, Any]) -> pq.FileMetaData:
+    """The parquet footer of a new base file (read once per commit for all builders)."""
+    return _footer(commit.storage.base_uri, stat["path"], int(stat.get("fileSizeInBytes") or 0))
+
+
+def new_file_ranges(commit: CommitFiles, columns: Sequence[str]) -> dict[str, list[ColumnRange]]:
+    """Data partition -> footer ranges of the commit's new base files, in write-stat order."""
+    found: dict[str, list[ColumnRange]] = {}
+    for partition, stats in commit.write_stats.items():
+        ranges = found.setdefault(partition, [])
+        for stat in stats:
+            ranges += footer_ranges(footer_of(commit, stat), posixpath.basename(stat["path"]), columns)
+    return found
+
+
+def _columns(commit: CommitFiles) -> list[str]:
+    schema = table_schema(load_table(commit.storage.base_uri))
+    return indexed_columns(commit.storage, commit.table_config, schema)
+
+
+def column_stats_records(commit: CommitFiles) -> list[MetadataRecord]:
+    records = []
+    for partition, ranges in new_file_ranges(commit, _columns(commit)).items():
+        for column_range in ranges:
+            key = index_keys.column_stats_key(column_range.column, partition, column_range.name)
+            records.append(MetadataRecord(key, RecordType.COLUMN_STATS, {"ColumnStatsMetadata": column_range.avro()}))
+    return records
+
+
+def _merged_record(records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """``HoodieMetadataPayload``'s merge of one key's column-stats records, oldest first; None if deleted."""
+    merged: Mapping[str, Any] | None = None
+    for record in records:
+        stats = record.get("ColumnStatsMetadata")
+        if stats is None:
+            continue
+        if merged is None or stats.get("isDeleted") or merged.get("isDeleted") or stats.get("isTightBound"):
+            merged = stats
+            continue
+        total = merge(from_avro(merged), from_avro(stats))
+        merged = {**total.avro(tight_bound=bool(stats.get("isTightBound"))), "fileName": stats.get("fileName")}
+    return None if merged is None or merged.get("isDeleted") else merged
+
+
+def committed_file_ranges(commit: CommitFiles, partition: str, columns: Sequence[str]) -> list[ColumnRange]:
+    """The ``column_stats`` of every file in ``partition``'s latest committed slices, besides the new files."""
+    table = load_table(commit.storage.base_uri)
+    new = {posixpath.basename(s["path"]) for s in commit.write_stats.get(partition, ())}
+    names: set[str] = set()
+    for file_slice in FileSystemView(table.timeline).latest_file_slices(partitions=[partition]):
+        names.update(log.name for log in file_slice.log_files)
+        if file_slice.base_file is not None:
+            names.add(file_slice.base_file.name)
+    names -= new
+    wanted = {index_keys.column_stats_key(c, partition, n) for c in columns for n in names}
+    found = read_partition(commit.storage, COLUMN_STATS_PARTITION, wanted.__contains__)
+    ranges = []
+    for key in sorted(found):
+        merged = _merged_record(found[key])
+        if merged is not None:
+            ranges.append(from_avro(merged))
+    return ranges
+
+
+def partition_stats_records(commit: CommitFiles) -> list[MetadataRecord]:
+    columns = _columns(commit)
+    records = []
+    for partition, new_ranges in new_file_ranges(commit, columns).items():
+        by_column: dict[str, list[ColumnRange]] = {}
+        for column_range in new_ranges + committed_file_ranges(commit, partition, columns):
+            by_column.setdefault(column_range.column, []).append(column_range)
+        for column, ranges in by_column.items():
+            total = merge_all(ranges)
+            assert total is not None
+            stats = total.avro(tight_bound=True) | {"fileName": partition}
+            key = index_keys.partition_stats_key(column, partition)
+            records.append(MetadataRecord(key, RecordType.PARTITION_STATS, {"ColumnStatsMetadata": stats}))
+    return records
