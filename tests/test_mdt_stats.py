@@ -459,3 +459,61 @@ def test_hudi_reads_our_bloom_filters_through_the_metadata_table(spark, clustere
             assert all(bloom.mightContain(key) for key in keys)
     finally:
         metadata.close()
+
+
+def test_builders_reproduce_hudis_stats_records_byte_for_byte_on_the_fixture(table_copy):
+    """Hudi's own insert_overwrite instant of ``cow_v9_txns_simple_overwrite``, made pending again (its completed
+    file removed): our builders, given that commit's write stats, produce exactly the column_stats and
+    partition_stats values Hudi wrote for it, byte for byte. The partition stats read the column_stats of the
+    committed files from the fixture's MDT (base HFiles and log blocks), replaced file groups included as Hudi
+    does (valueCount counts them)."""
+    from hudi_cluster_core.io.storage import Storage
+    from hudi_cluster_core.mdt import column_stats, records
+    from hudi_cluster_core.mdt.partitions import CommitFiles
+
+    base = Path(table_copy("cow_v9_txns_simple_overwrite"))
+    instant, done = "20260403184001282", "20260403184001282_20260403184002260.replacecommit"
+    completed = base / ".hoodie/timeline" / done
+    meta = next(iter(fastavro.reader(io.BytesIO(completed.read_bytes()))))
+    completed.unlink()
+    storage = Storage(str(base))
+    commit = CommitFiles(storage, instant, meta["partitionToWriteStats"], meta["partitionToReplaceFileIds"],
+                         read_hoodie_properties(base))  # fmt: skip
+    for partition, build in (("column_stats", column_stats.column_stats_records),
+                             ("partition_stats", column_stats.partition_stats_records)):  # fmt: skip
+        theirs = {}
+        for path in base.glob(f".hoodie/metadata/{partition}/.*_{instant}.log.*[0-9]"):
+            for block in log_block.read_blocks(path.read_bytes()):
+                theirs.update({k.decode(): v for k, v in read_hfile(block.content).entries})
+        ours = {r.key: records.encode_value(r) for r in build(commit)}
+        assert len(ours) == len(theirs) > 0 and ours == theirs, partition
+
+
+def test_partition_stats_is_dropped_where_hudi_would_not_keep_it(table_copy, caplog):
+    """On a non-partitioned table (Hudi enables partition_stats only for partitioned ones), and without
+    column_stats (Hudi computes partition stats from it): partition_stats is dropped alone, the rest kept."""
+    import logging
+
+    from hudi_cluster_core.io.storage import Storage
+    from hudi_cluster_core.run.commit import prepare_metadata_table
+    from hudi_cluster_core.table import load_table
+    from hudi_cluster_core.table.metadata_table import drop_metadata_partitions, metadata_partitions, rewrite_properties
+
+    nonpartitioned = Path(table_copy("mor_v9_nonpartitioned_rollback"))
+    storage = Storage(str(nonpartitioned))
+    props = read_hoodie_properties(nonpartitioned)
+    props["hoodie.table.metadata.partitions"] += ",partition_stats"
+    rewrite_properties(storage, props)
+    shutil.copytree(nonpartitioned / ".hoodie/metadata/column_stats", nonpartitioned / ".hoodie/metadata/partition_stats")
+    with caplog.at_level(logging.WARNING, logger="hudi_cluster_core"):
+        kept = prepare_metadata_table(load_table(str(nonpartitioned)), True)
+    assert "column_stats" in kept and "partition_stats" not in kept
+    assert "partition_stats" not in metadata_partitions(storage) and "column_stats" in metadata_partitions(storage)
+    assert not (nonpartitioned / ".hoodie/metadata/partition_stats").exists()
+    assert any("partition_stats" in r.getMessage() for r in caplog.records)
+
+    partitioned = Path(table_copy("cow_v9_txns_simple_overwrite"))
+    storage = Storage(str(partitioned))
+    drop_metadata_partitions(storage, ["column_stats"])
+    kept = prepare_metadata_table(load_table(str(partitioned)), True)
+    assert "files" in kept and "partition_stats" not in kept and "partition_stats" not in metadata_partitions(storage)
