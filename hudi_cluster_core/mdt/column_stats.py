@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.parquet as pq
 
 from ..io.storage import Storage
-from ..table import load_table
+from ..table import HudiTable, load_table
 from ..table.metadata_table import INDEX_DEFS_DEFAULT
 from ..table.schema import table_schema
 from ..table.view import FileSystemView
@@ -104,14 +104,14 @@ def new_file_ranges(commit: CommitFiles, columns: Sequence[str]) -> dict[str, li
     return found
 
 
-def _columns(commit: CommitFiles) -> list[str]:
-    schema = table_schema(load_table(commit.storage.base_uri))
-    return indexed_columns(commit.storage, commit.table_config, schema)
+def _table_and_columns(commit: CommitFiles) -> tuple[HudiTable, list[str]]:
+    table = load_table(commit.storage.base_uri)
+    return table, indexed_columns(commit.storage, commit.table_config, table_schema(table))
 
 
 def column_stats_records(commit: CommitFiles) -> list[MetadataRecord]:
     records = []
-    for partition, ranges in new_file_ranges(commit, _columns(commit)).items():
+    for partition, ranges in new_file_ranges(commit, _table_and_columns(commit)[1]).items():
         for column_range in ranges:
             key = index_keys.column_stats_key(column_range.column, partition, column_range.name)
             records.append(MetadataRecord(key, RecordType.COLUMN_STATS, {"ColumnStatsMetadata": column_range.avro()}))
@@ -133,32 +133,35 @@ def _merged_record(records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | 
     return None if merged is None or merged.get("isDeleted") else merged
 
 
-def committed_file_ranges(commit: CommitFiles, partition: str, columns: Sequence[str]) -> list[ColumnRange]:
-    """The ``column_stats`` of every file in ``partition``'s latest committed slices, besides the new files."""
-    table = load_table(commit.storage.base_uri)
-    new = {posixpath.basename(s["path"]) for s in commit.write_stats.get(partition, ())}
-    names: set[str] = set()
-    for file_slice in FileSystemView(table.timeline).latest_file_slices(partitions=[partition]):
-        names.update(log.name for log in file_slice.log_files)
-        if file_slice.base_file is not None:
-            names.add(file_slice.base_file.name)
-    names -= new
-    wanted = {index_keys.column_stats_key(c, partition, n) for c in columns for n in names}
+def committed_file_ranges(commit: CommitFiles, table: HudiTable, columns: Sequence[str]) -> dict[str, list[ColumnRange]]:
+    """Data partition -> the ``column_stats`` of every file in its latest committed slices besides the commit's
+    new files, for the partitions the commit wrote to (one pass over the MDT partition)."""
+    partitions = sorted(commit.write_stats)
+    new = {posixpath.basename(s["path"]) for stats in commit.write_stats.values() for s in stats}
+    wanted: dict[str, str] = {}  # MDT key -> data partition
+    for file_slice in FileSystemView(table.timeline).latest_file_slices(partitions=partitions):
+        names = [log.name for log in file_slice.log_files]
+        names += [file_slice.base_file.name] if file_slice.base_file is not None else []
+        for name in names:
+            if name not in new:
+                wanted.update((index_keys.column_stats_key(c, file_slice.partition, name), file_slice.partition)
+                              for c in columns)  # fmt: skip
     found = read_partition(commit.storage, COLUMN_STATS_PARTITION, wanted.__contains__)
-    ranges = []
+    ranges: dict[str, list[ColumnRange]] = {partition: [] for partition in partitions}
     for key in sorted(found):
         merged = _merged_record(found[key])
         if merged is not None:
-            ranges.append(from_avro(merged))
+            ranges[wanted[key]].append(from_avro(merged))
     return ranges
 
 
 def partition_stats_records(commit: CommitFiles) -> list[MetadataRecord]:
-    columns = _columns(commit)
+    table, columns = _table_and_columns(commit)
+    committed = committed_file_ranges(commit, table, columns)
     records = []
     for partition, new_ranges in new_file_ranges(commit, columns).items():
         by_column: dict[str, list[ColumnRange]] = {}
-        for column_range in new_ranges + committed_file_ranges(commit, partition, columns):
+        for column_range in new_ranges + committed[partition]:
             by_column.setdefault(column_range.column, []).append(column_range)
         for column, ranges in by_column.items():
             total = merge_all(ranges)
