@@ -517,3 +517,27 @@ def test_partition_stats_is_dropped_where_hudi_would_not_keep_it(table_copy, cap
     drop_metadata_partitions(storage, ["column_stats"])
     kept = prepare_metadata_table(load_table(str(partitioned)), True)
     assert "files" in kept and "partition_stats" not in kept and "partition_stats" not in metadata_partitions(storage)
+
+
+@pytest.mark.parametrize("data, seed, expected", [
+    (b"", 0, 0xEF46DB3751D8E999), (b"abc", 0, 0x44BC2CF5AD770999),
+    (b"Nobody inspects the spammish repetition", 0, 0xFBCEA83C8A378BF1),  # >= 32 bytes: the four-lane path
+    (b"xxhash", 20141025, 0xB559B98D844E0635),
+])  # fmt: skip
+def test_xxh64_published_vectors(data, seed, expected):
+    assert index_keys.xxh64(data, seed) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=80), st.text(max_size=40), st.text(min_size=1, max_size=80))
+def test_stats_keys_are_fixed_width_base64_of_the_hashes(column, partition, file_name):
+    import base64
+    import hashlib
+
+    key = index_keys.column_stats_key(column, partition, file_name)
+    assert len(key) == 12 + 12 + 24
+    assert key == index_keys.partition_stats_key(column, partition) + index_keys.file_id(file_name)
+    assert base64.b64decode(key[24:]) == hashlib.md5(file_name.encode()).digest()
+    expected_partition = partition or "."  # the non-partitioned table's partition id hashes "."
+    assert base64.b64decode(key[12:24]) == struct.pack(">Q", index_keys.xxh64(expected_partition.encode()))
+    assert index_keys.bloom_filter_key(partition, file_name) == key[12:]
