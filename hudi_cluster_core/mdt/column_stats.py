@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
 import posixpath
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -46,7 +45,6 @@ from .records import MetadataRecord, RecordType
 if TYPE_CHECKING:  # partitions imports this module for its builders
     from .partitions import CommitFiles
 
-log = logging.getLogger(__name__)
 COLUMN_STATS_PARTITION = "column_stats"
 PARTITION_STATS_PARTITION = "partition_stats"
 ALWAYS_INDEXED = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key")
@@ -140,7 +138,7 @@ def committed_file_ranges(commit: CommitFiles, table: HudiTable, columns: Sequen
     new = {posixpath.basename(s["path"]) for stats in commit.write_stats.values() for s in stats}
     wanted: dict[str, str] = {}  # MDT key -> data partition
     for file_slice in FileSystemView(table.timeline).latest_file_slices(partitions=partitions):
-        names = [log.name for log in file_slice.log_files]
+        names = [log_file.name for log_file in file_slice.log_files]
         names += [file_slice.base_file.name] if file_slice.base_file is not None else []
         for name in names:
             if name not in new:
