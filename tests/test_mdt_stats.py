@@ -461,31 +461,36 @@ def test_hudi_reads_our_bloom_filters_through_the_metadata_table(spark, clustere
         metadata.close()
 
 
-def test_builders_reproduce_hudis_stats_records_byte_for_byte_on_the_fixture(table_copy):
-    """Hudi's own insert_overwrite instant of ``cow_v9_txns_simple_overwrite``, made pending again (its completed
-    file removed): our builders, given that commit's write stats, produce exactly the column_stats and
-    partition_stats values Hudi wrote for it, byte for byte. The partition stats read the column_stats of the
-    committed files from the fixture's MDT (base HFiles and log blocks), replaced file groups included as Hudi
-    does (valueCount counts them)."""
+@pytest.mark.parametrize("name, done, partitions", [
+    ("cow_v9_txns_simple_overwrite", "20260403184001282_20260403184002260.replacecommit",
+     ("column_stats", "partition_stats")),
+    ("mor_v9_nonpartitioned_rollback", "20260403184302162_20260403184303142.deltacommit", ("column_stats",)),
+])  # fmt: skip
+def test_builders_reproduce_hudis_stats_records_byte_for_byte_on_the_fixtures(table_copy, name, done, partitions):
+    """A commit of Hudi's own in a fixture (COW partitioned: an insert_overwrite; MOR non-partitioned: an insert),
+    made pending again (its completed file removed): our builders, given that commit's write stats, produce exactly
+    the stats values Hudi wrote for it, byte for byte. The partition stats read the column_stats of the committed
+    files from the fixture's MDT (base HFiles and log blocks), replaced file groups included as Hudi does
+    (valueCount counts them)."""
     from hudi_cluster_core.io.storage import Storage
     from hudi_cluster_core.mdt import column_stats, records
     from hudi_cluster_core.mdt.partitions import CommitFiles
 
-    base = Path(table_copy("cow_v9_txns_simple_overwrite"))
-    instant, done = "20260403184001282", "20260403184001282_20260403184002260.replacecommit"
+    base = Path(table_copy(name))
+    instant = done.split("_")[0]
     completed = base / ".hoodie/timeline" / done
     meta = next(iter(fastavro.reader(io.BytesIO(completed.read_bytes()))))
     completed.unlink()
     storage = Storage(str(base))
-    commit = CommitFiles(storage, instant, meta["partitionToWriteStats"], meta["partitionToReplaceFileIds"],
+    commit = CommitFiles(storage, instant, meta["partitionToWriteStats"], meta.get("partitionToReplaceFileIds") or {},
                          read_hoodie_properties(base))  # fmt: skip
-    for partition, build in (("column_stats", column_stats.column_stats_records),
-                             ("partition_stats", column_stats.partition_stats_records)):  # fmt: skip
+    builders = {"column_stats": column_stats.column_stats_records, "partition_stats": column_stats.partition_stats_records}
+    for partition in partitions:
         theirs = {}
         for path in base.glob(f".hoodie/metadata/{partition}/.*_{instant}.log.*[0-9]"):
             for block in log_block.read_blocks(path.read_bytes()):
                 theirs.update({k.decode(): v for k, v in read_hfile(block.content).entries})
-        ours = {r.key: records.encode_value(r) for r in build(commit)}
+        ours = {r.key: records.encode_value(r) for r in builders[partition](commit)}
         assert len(ours) == len(theirs) > 0 and ours == theirs, partition
 
 
