@@ -546,3 +546,23 @@ def test_stats_keys_are_fixed_width_base64_of_the_hashes(column, partition, file
     expected_partition = partition or "."  # the non-partitioned table's partition id hashes "."
     assert base64.b64decode(key[12:24]) == struct.pack(">Q", index_keys.xxh64(expected_partition.encode()))
     assert index_keys.bloom_filter_key(partition, file_name) == key[12:]
+
+
+def test_partition_stats_widen_older_files_to_the_table_type_and_name_other_changes():
+    """Schema evolution: partition stats take the table schema's type (Hudi's getColumnRangeInPartition); older
+    files' int/long/float stats are widened as Java widens them, any other change is an error naming the column."""
+    as_int = ColumnRange("old.parquet", "c", -3, 7, 0, 4, 10, 20, ValueType(column_ranges.INT))
+    as_float = ColumnRange("old.parquet", "c", 0.1, 2.5, 0, 4, 10, 20, ValueType(column_ranges.FLOAT))
+    as_long = ColumnRange("new.parquet", "c", -(2**40), 5, 1, 3, 10, 20, ValueType(column_ranges.LONG))
+    long_type, double_type = ValueType(column_ranges.LONG), ValueType(column_ranges.DOUBLE)
+    merged = column_ranges.merge_all(column_ranges.promoted(r, long_type) for r in (as_int, as_long))
+    assert merged is not None and (merged.min, merged.max, merged.value_type) == (-(2**40), 7, long_type)
+    widened = column_ranges.promoted(as_float, double_type)
+    assert (widened.min, widened.max) == (0.1, 2.5)  # Double.valueOf(0.1f + ""), not 0.10000000149011612
+    with pytest.raises(ValueError, match="'c' of new.parquet"):
+        column_ranges.promoted(as_long, ValueType(column_ranges.STRING))
+    assert column_ranges.value_type_of_avro(["null", {"type": "fixed", "name": "f", "size": 5, "logicalType": "decimal",
+                                                      "precision": 10, "scale": 2}]) == ValueType(column_ranges.DECIMAL, "10,2")  # fmt: skip
+    assert column_ranges.value_type_of_avro({"type": "long", "logicalType": "timestamp-micros"}) == ValueType(16)
+    assert column_ranges.value_type_of_avro(["null", {"type": "int", "logicalType": "date"}]) == ValueType(column_ranges.DATE)
+    assert column_ranges.value_type_of_avro(["null", {"type": "array", "items": "int"}]) is None

@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
+import numpy
 import pyarrow.parquet as pq
 
 _NS = "org.apache.hudi.avro.model."
@@ -174,6 +175,51 @@ def merge_all(ranges: Iterable[ColumnRange]) -> ColumnRange | None:
     for column_range in ranges:
         merged = merge(merged, column_range)
     return merged
+
+
+# ---------------------------------------------------------------------------------------- the table's type
+
+_AVRO_LOGICAL = {("int", "date"): DATE, ("int", "time-millis"): TIME_MILLIS, ("long", "time-micros"): TIME_MICROS,
+                 ("long", "timestamp-millis"): 15, ("long", "timestamp-micros"): 16, ("long", "timestamp-nanos"): 17,
+                 ("long", "local-timestamp-millis"): 18, ("long", "local-timestamp-micros"): 19,
+                 ("long", "local-timestamp-nanos"): 20, ("string", "uuid"): UUID}  # fmt: skip
+_AVRO_PRIMITIVE = {"boolean": BOOLEAN, "int": INT, "long": LONG, "float": FLOAT, "double": DOUBLE, "string": STRING,
+                   "bytes": BYTES, "fixed": FIXED}  # fmt: skip
+_WIDER = {INT: (LONG, FLOAT, DOUBLE), LONG: (FLOAT, DOUBLE), FLOAT: (DOUBLE,)}
+
+
+def value_type_of_avro(avro_type: Any) -> ValueType | None:
+    """Hudi's ``ValueType.fromSchema`` for a field's Avro type (nullable unions unwrapped); None if unknown."""
+    branches = [t for t in avro_type if t != "null"] if isinstance(avro_type, list) else [avro_type]
+    if len(branches) != 1:
+        return None
+    spec = branches[0] if isinstance(branches[0], dict) else {"type": branches[0]}
+    kind, logical = str(spec.get("type")), spec.get("logicalType")
+    if logical == "decimal" and kind in ("bytes", "fixed"):
+        return ValueType(DECIMAL, f"{spec['precision']},{spec.get('scale', 0)}")
+    if logical is not None and (kind, logical) in _AVRO_LOGICAL:
+        return ValueType(_AVRO_LOGICAL[kind, logical])
+    return ValueType(_AVRO_PRIMITIVE[kind]) if logical is None and kind in _AVRO_PRIMITIVE else None
+
+
+def promoted(column_range: ColumnRange, target: ValueType) -> ColumnRange:
+    """``column_range`` in the table's type ``target`` (Hudi's ``standardizeJavaTypeAndPromote`` for the widenings
+    schema evolution allows: int to long/float/double, long to float/double, float to double); anything else that
+    differs is an error, named."""
+    source = column_range.value_type
+    if source == target:
+        return column_range
+    if target.ordinal in _WIDER.get(source.ordinal, ()):
+        def widen(value: Any) -> Any:
+            if value is None or target.ordinal == LONG:
+                return value
+            # Java widens a float to double through its decimal text (Double.valueOf(f + "")): the shortest text
+            # that reads back as the same float32
+            return float(str(numpy.float32(value))) if source.ordinal == FLOAT else float(value)
+
+        return replace(column_range, min=widen(column_range.min), max=widen(column_range.max), value_type=target)
+    raise ValueError(f"column {column_range.column!r} of {column_range.name}: its stats are of type {source}, the "
+                     f"table's is {target}; only int/long/float widenings are promoted")
 
 
 # ------------------------------------------------------------------------------------------------ footers

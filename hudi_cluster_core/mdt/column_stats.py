@@ -18,8 +18,9 @@ The slices of the file groups being replaced are still among those: Hudi's exclu
 ids and never matches, so a clustering of N rows counts them twice (format notes 14.4.3). We reproduce that, as
 Hudi's next write recomputes the record the same way. ``fileName`` is the partition path.
 
-Value types follow the files (:mod:`.column_ranges`); a table whose column changed type across files is not
-handled (Hudi promotes to the table schema's type; we raise when merging).
+Value types: column_stats follow each file (:mod:`.column_ranges`); partition_stats take the table schema's type
+(Hudi's ``getColumnRangeInPartition``) and widen older files' int/long/float stats to it as Hudi does; any other
+type change across files is an error that names the column and fails the commit (nothing is half-written).
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ from ..table.metadata_table import INDEX_DEFS_DEFAULT
 from ..table.schema import table_schema
 from ..table.view import FileSystemView
 from . import index_keys
-from .column_ranges import ColumnRange, from_avro, footer_ranges, merge, merge_all
+from .column_ranges import (
+    STRING, ColumnRange, ValueType, from_avro, footer_ranges, merge, merge_all, promoted, value_type_of_avro,
+)
 from .partition_reader import read_partition
 from .records import MetadataRecord, RecordType
 
@@ -153,16 +156,29 @@ def committed_file_ranges(commit: CommitFiles, table: HudiTable, columns: Sequen
     return ranges
 
 
+def _table_types(table: HudiTable) -> dict[str, ValueType]:
+    """Column -> its type in the table schema (Hudi types partition stats by the schema, not by the files)."""
+    schema = table_schema(table)
+    types = {name: ValueType(STRING) for name in ALWAYS_INDEXED}
+    for field in json.loads(schema).get("fields", []) if schema else []:
+        value_type = value_type_of_avro(field["type"])
+        if value_type is not None:
+            types[field["name"]] = value_type
+    return types
+
+
 def partition_stats_records(commit: CommitFiles) -> list[MetadataRecord]:
     table, columns = _table_and_columns(commit)
     committed = committed_file_ranges(commit, table, columns)
+    types = _table_types(table)
     records = []
     for partition, new_ranges in new_file_ranges(commit, columns).items():
         by_column: dict[str, list[ColumnRange]] = {}
         for column_range in new_ranges + committed[partition]:
             by_column.setdefault(column_range.column, []).append(column_range)
         for column, ranges in by_column.items():
-            total = merge_all(ranges)
+            target = types.get(column, ranges[0].value_type)
+            total = merge_all(promoted(r, target) for r in ranges)
             assert total is not None
             stats = total.avro(tight_bound=True) | {"fileName": partition}
             key = index_keys.partition_stats_key(column, partition)
