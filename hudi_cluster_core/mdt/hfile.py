@@ -118,8 +118,9 @@ def _proto_bytes(number: int, value: bytes) -> bytes:
 
 
 def _compress(payload: bytes, codec: Compression) -> bytes:
-    # mtime 0 (as in Hudi's blocks): the same input gives the same bytes. Level 6, zlib's default (and that of
-    # java.util.zip's Deflater): readers accept any level, and 9 takes twice as long for a few % less
+    # mtime 0 (as in Hudi's blocks): the same input gives the same bytes. Level 6 (zlib's default) reproduces the
+    # deflate stream of all 23 HFile blocks Hudi 1.1.1 wrote in fixture cow_v9_txns_simple_overwrite byte for byte
+    # (Python's default 9: 15 of 23), and is ~18x faster on a bloom filter record (431 KB of mostly-zero base64).
     return gzip.compress(payload, compresslevel=6, mtime=0) if codec is Compression.GZ else payload
 
 

@@ -2,7 +2,8 @@
 
 A builder turns what the commit wrote (:class:`CommitFiles`) into the records of one MDT partition. The clustering
 commit (``run.commit``) writes one partition per builder whose partition the table has built; a partition with no
-builder here (an expression or secondary index, say) is dropped alone, as Hudi drops an index it does not maintain.
+builder here (an expression or secondary index, say), or one Hudi would not keep (:data:`REQUIRES`,
+:data:`PARTITIONED_ONLY`), is dropped alone, as Hudi drops an index it does not maintain.
 
 Builders see only the data table and the commit: the new base files (their write stats) and the file groups they
 replace. They read what else they need (footers of the new files, the MDT's current records) themselves.
@@ -44,11 +45,22 @@ def _files(commit: CommitFiles) -> list[MetadataRecord]:
     return files_records_from_write_stats(commit.write_stats)
 
 
+from . import bloom_filters, column_stats  # noqa: E402 - their builders take CommitFiles, defined above
+
 # MDT partition name (as ``hoodie.table.metadata.partitions`` spells it) -> its builder. Order is write order.
 BUILDERS: dict[str, Builder] = {
     FILES_PARTITION: _files,
+    column_stats.COLUMN_STATS_PARTITION: column_stats.column_stats_records,
+    column_stats.PARTITION_STATS_PARTITION: column_stats.partition_stats_records,
+    bloom_filters.BLOOM_FILTERS_PARTITION: bloom_filters.bloom_filter_records,
     RECORD_INDEX_PARTITION: record_index_records,
 }
+# A partition kept only with another: Hudi computes partition stats from the column_stats partition (and fails a
+# commit without it), so partition_stats without column_stats is dropped.
+REQUIRES: dict[str, str] = {column_stats.PARTITION_STATS_PARTITION: column_stats.COLUMN_STATS_PARTITION}
+# Partitions Hudi maintains only for partitioned tables (``MetadataPartitionType.PARTITION_STATS`` is enabled
+# only when ``tableConfig.isTablePartitioned()``): on a non-partitioned table one is dropped, as Hudi's writer does.
+PARTITIONED_ONLY = frozenset({column_stats.PARTITION_STATS_PARTITION})
 
 
 # MDT partition name -> why a table's partition can't be kept although it has a builder (None: it can).
@@ -65,6 +77,6 @@ def why_not_maintained(storage: Storage, table_config: Mapping[str, str], partit
     return check(storage, table_config) if check else None
 
 
-def maintained(partition: str) -> bool:
-    """Whether a clustering commit can keep MDT ``partition`` up to date."""
-    return partition in BUILDERS
+def maintained(partition: str, *, partitioned: bool = True) -> bool:
+    """Whether a clustering commit can keep MDT ``partition`` up to date (on a partitioned table or not)."""
+    return partition in BUILDERS and (partitioned or partition not in PARTITIONED_ONLY)

@@ -8,9 +8,12 @@ The metadata table (MDT), when the table has one:
 
 * kept (table version 8+, MDT timeline layout 2, ``files`` built): the MDT deltacommit of the same instant ``T``
   writes the records of every built partition ``mdt.partitions`` maintains (requested, inflight, log files,
-  completed, format notes 14.1.2), and completes **before** the data replacecommit (14.1.4). Replaced files stay
-  listed until a clean (14.5.1). A partition with no builder (expression and secondary indexes), or one this code
-  can't read, is dropped alone, with a warning naming it (``table.metadata_table.drop_metadata_partitions``);
+  completed, format notes 14.1.2), and completes **before** the data replacecommit (14.1.4): ``files``, and the
+  stats partitions ``column_stats``, ``partition_stats`` and ``bloom_filters`` with the records Hudi's own
+  clustering writes (``mdt.column_stats``, ``mdt.bloom_filters``), on COW and MOR tables alike. Replaced files
+  keep their entries until a clean (14.5.1). A partition with no builder (expression and secondary indexes), one
+  Hudi would not keep (``partition_stats`` without ``column_stats``, or on a non-partitioned table), or one this
+  code can't read, is dropped alone, with a warning naming it (``table.metadata_table.drop_metadata_partitions``);
 * dropped whole, as before, when the user's config says ``hoodie.metadata.enable=false``, for v6 tables, and for
   an MDT this code can't read or write.
 
@@ -33,7 +36,7 @@ from ..plugins import call_hook
 from ..write.base_file import TEMP_DIR, marked_files
 from ..table import HudiTable, State
 from ..mdt import deltacommit as mdt_deltacommit
-from ..mdt.partitions import BUILDERS, CommitFiles, why_not_maintained
+from ..mdt.partitions import BUILDERS, REQUIRES, CommitFiles, maintained, why_not_maintained
 from ..table.metadata_table import (
     FILES_PARTITION, drop_metadata_partitions, drop_metadata_table, has_metadata_table, metadata_partitions,
 )  # fmt: skip
@@ -127,7 +130,10 @@ def prepare_metadata_table(table: HudiTable, metadata_enable: bool) -> list[str]
         drop_metadata_table(storage)
         return []
     built = metadata_partitions(storage)
-    keep = [p for p in BUILDERS if p in built and (p == FILES_PARTITION or _readable(table, p))]
+    partitioned = table.config.is_partitioned
+    keep = [p for p in BUILDERS if p in built and maintained(p, partitioned=partitioned)
+            and (p == FILES_PARTITION or _readable(table, p))]  # fmt: skip
+    keep = [p for p in keep if REQUIRES.get(p, p) in keep]
     # a partition still being built (inflight) would miss this commit's records: Hudi re-indexes it from storage
     drop = [p for p in built + metadata_partitions(storage, inflight=True) if p not in keep]
     drop_metadata_partitions(storage, drop)
