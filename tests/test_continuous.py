@@ -35,12 +35,17 @@ class Service:
         self.process = subprocess.Popen(cli_command(base, *SERVICE), env=cli_env(pause=pause), text=True,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
         self.lines: list[str] = []
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        self.errors: list[str] = []
+        # both pipes are drained by threads: a stray child holding a pipe open must not hang the test
+        self.readers = [threading.Thread(target=self._read, args=(pipe, into), daemon=True)
+                        for pipe, into in ((self.process.stdout, self.lines), (self.process.stderr, self.errors))]  # fmt: skip
+        for reader in self.readers:
+            reader.start()
 
-    def _read(self) -> None:
-        for line in self.process.stdout:
-            self.lines.append(line.rstrip("\n"))
+    @staticmethod
+    def _read(pipe, into: list[str]) -> None:
+        for line in pipe:
+            into.append(line.rstrip("\n"))
 
     def clustered(self) -> list[str]:
         return [line for line in self.lines if ": clustered " in line]
@@ -53,8 +58,9 @@ class Service:
             self.process.kill()
             self.process.wait()
             raise AssertionError(f"the service did not stop on SIGTERM within {timeout} s: {self.lines[-20:]}") from None
-        self.reader.join(timeout=10)
-        return code, self.process.stderr.read()
+        for reader in self.readers:
+            reader.join(timeout=10)
+        return code, "\n".join(self.errors)
 
 
 def test_the_service_clusters_after_every_n_writes_and_stops_on_sigterm(spark, template, tmp_path):
@@ -85,8 +91,9 @@ def test_sigterm_mid_clustering_rolls_back_and_exits_0(spark, template, tmp_path
     before = read_hudi_rs(base)
     service = Service(base, pause="after-tasks=60")
     try:
-        wait_for(lambda: list(Path(base, ".hoodie", ".heartbeat").glob("*")), timeout=300, what="a clustering to start")
-        time.sleep(3)
+        # markers exist once the tasks ran: the run is paused after them, mid-clustering
+        wait_for(lambda: list(Path(base, ".hoodie", ".temp").glob("*/*")), timeout=300, what="the tasks to write")
+        time.sleep(1)
     finally:
         code, err = service.stop()
     assert code == 0, err[-2000:]

@@ -191,3 +191,28 @@ def test_drop_metadata_partitions_alone(fixtures_dir, tmp_path):
     drop_metadata_partitions(storage, ["column_stats", "record_index"])  # again: nothing changes, no error
     assert metadata_partitions(storage) == ["files", "partition_stats"]
     assert load_table(str(base)).config.metadata_partitions == ("files", "partition_stats")
+
+
+def test_an_index_the_config_turns_off_is_dropped_alone(spark, template, tmp_path, caplog):
+    base = _copy(template, tmp_path)
+    before = read_hudi_rs(base, options=RS_MDT)
+    options = {**OPTIONS, "hoodie.metadata.index.partition.stats.enable": "false"}
+    with caplog.at_level(logging.WARNING, logger="hudi_cluster_core"):
+        result = cluster(base, "scheduleAndExecute", options, spark=spark)
+    assert result.completed_file
+    built = read_hoodie_properties(base)["hoodie.table.metadata.partitions"].split(",")
+    assert "partition_stats" not in built and {"files", "column_stats"} <= set(built), built
+    assert any("partition_stats" in r.getMessage() and "hoodie.metadata.index.partition.stats.enable=false"
+               in r.getMessage() for r in caplog.records), [r.getMessage() for r in caplog.records]  # fmt: skip
+    assert_same_rows(before, read_hudi_rs(base, options=RS_MDT), labels=("before", "after (hudi-rs)"))
+    assert_same_rows(before, read_hudi_snapshot(spark, base), labels=("before", "after (Apache Hudi)"))
+    _assert_listing_equals_storage(spark, base)
+
+
+def test_only_an_explicit_false_turns_an_index_off():
+    from hudi_cluster_core.mdt.partitions import disabled_by_config
+
+    assert disabled_by_config({}) == {}
+    assert disabled_by_config({"hoodie.metadata.record.index.enable": "true"}) == {}
+    assert disabled_by_config({"hoodie.metadata.record.index.enable": " FALSE "}) == {
+        "record_index": "hoodie.metadata.record.index.enable"}

@@ -80,3 +80,19 @@ def why_not_maintained(storage: Storage, table_config: Mapping[str, str], partit
 def maintained(partition: str, *, partitioned: bool = True) -> bool:
     """Whether a clustering commit can keep MDT ``partition`` up to date (on a partitioned table or not)."""
     return partition in BUILDERS and (partitioned or partition not in PARTITIONED_ONLY)
+
+
+# Keys a user sets to false to have an index dropped rather than kept (Hudi's writer drops whatever its config does
+# not enable; we keep what the table has unless the config turns it off explicitly).
+DISABLE_KEYS = {
+    "hoodie.metadata.index.column.stats.enable": "column_stats",
+    "hoodie.metadata.index.partition.stats.enable": "partition_stats",
+    "hoodie.metadata.index.bloom.filter.enable": "bloom_filters",
+    "hoodie.metadata.record.index.enable": "record_index",
+}
+
+
+def disabled_by_config(options: Mapping[str, str]) -> dict[str, str]:
+    """MDT partition -> the key that turns it off, for each index the user's config sets to ``false``."""
+    return {partition: key for key, partition in DISABLE_KEYS.items()
+            if str(options.get(key, "")).strip().lower() == "false"}  # fmt: skip

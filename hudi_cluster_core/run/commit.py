@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Mapping
 
 from ..avro import encode_commit_metadata
 from ..errors import PlanError, WriteConflict
@@ -50,15 +51,17 @@ log = logging.getLogger(__name__)
 
 def commit_clustering(
     table: HudiTable, plan: StoredPlan, stats: list[dict], execution=None, *, heartbeat: Heartbeat | None = None,
-    wait_ms: int = 60000, metadata_enable: bool = True,
+    wait_ms: int = 60000, metadata_enable: bool = True, disabled_indexes: Mapping[str, str] | None = None,
 ) -> str:
     """Write the completed replacecommit (after the MDT deltacommit, if the MDT is kept); returns its file name.
-    ``metadata_enable`` is the user's ``hoodie.metadata.enable``: false drops the metadata table, as Hudi does."""
+    ``metadata_enable`` is the user's ``hoodie.metadata.enable``: false drops the metadata table, as Hudi does;
+    ``disabled_indexes`` (MDT partition -> the key the user set to false) are dropped alone."""
     with timeline_lock(table.storage, wait_ms):
         table = table.reload()
         _check_still_ours(table, plan.instant_time, stats, heartbeat)
         _check_no_conflicts(table, plan)
-        return _commit_locked(table, plan, stats, execution, metadata_enable=metadata_enable)
+        return _commit_locked(table, plan, stats, execution, metadata_enable=metadata_enable,
+                              disabled_indexes=disabled_indexes or {})  # fmt: skip
 
 
 def _check_still_ours(table: HudiTable, instant_time: str, stats: list[dict], heartbeat: Heartbeat | None) -> None:
@@ -113,7 +116,7 @@ def _readable(table: HudiTable, partition: str) -> bool:
     return True
 
 
-def prepare_metadata_table(table: HudiTable, metadata_enable: bool) -> list[str]:
+def prepare_metadata_table(table: HudiTable, metadata_enable: bool, disabled: Mapping[str, str] | None = None) -> list[str]:
     """Drop what this commit can't keep up to date; returns the MDT partitions to write, in write order (empty:
     no metadata table is kept)."""
     storage = table.storage
@@ -133,6 +136,9 @@ def prepare_metadata_table(table: HudiTable, metadata_enable: bool) -> list[str]
     partitioned = table.config.is_partitioned
     keep = [p for p in BUILDERS if p in built and maintained(p, partitioned=partitioned)
             and (p == FILES_PARTITION or _readable(table, p))]  # fmt: skip
+    for partition in [p for p in keep if p in (disabled or {})]:
+        log.warning("metadata-table partition %s is dropped, as %s=false asks", partition, (disabled or {})[partition])
+        keep.remove(partition)
     keep = [p for p in keep if REQUIRES.get(p, p) in keep]
     # a partition still being built (inflight) would miss this commit's records: Hudi re-indexes it from storage
     drop = [p for p in built + metadata_partitions(storage, inflight=True) if p not in keep]
@@ -163,7 +169,7 @@ def _write_metadata_deltacommit(table: HudiTable, partitions: list[str], commit:
 
 
 def _commit_locked(table: HudiTable, plan: StoredPlan, stats: list[dict], execution=None, *,
-                   metadata_enable: bool = True) -> str:  # fmt: skip
+                   metadata_enable: bool = True, disabled_indexes: Mapping[str, str] | None = None) -> str:  # fmt: skip
     storage, timeline = table.storage, table.timeline
     written = {s["path"] for s in stats}
     for stray in sorted(marked_files(table, plan.instant_time) - written):
@@ -188,7 +194,7 @@ def _commit_locked(table: HudiTable, plan: StoredPlan, stats: list[dict], execut
     if execution is not None and callable(getattr(execution, "execution_before_commit", None)):
         call_hook(execution, "execution_before_commit", table=table, plan=plan, write_stats=list(stats))
     mdt_completion = None
-    kept = prepare_metadata_table(table, metadata_enable)
+    kept = prepare_metadata_table(table, metadata_enable, disabled_indexes)
     if kept:
         table = table.reload()  # the config no longer names what was dropped
         commit = CommitFiles(storage, plan.instant_time, dict(write_stats), dict(replaced), table.config.props)

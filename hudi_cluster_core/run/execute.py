@@ -15,6 +15,7 @@ from ..plugins import StrategyRegistry
 from ..table import HudiTable, State
 from ..table.ownership import Heartbeat, timeline_lock
 from ..table.schema import SORT_COLUMNS_KEY, check_sort_columns
+from ..mdt.partitions import disabled_by_config
 from .commit import commit_clustering
 from .rollback import pending_rollback_of, rollback_clustering
 from .spark import run_group_tasks
@@ -99,7 +100,7 @@ def execute_plan(
     failpoint("after-tasks")
     name = commit_clustering(
         table, plan, stats, tasks[0].strategy if tasks else None, heartbeat=heartbeat, wait_ms=wait_ms,
-        metadata_enable=config.writer.metadata_enable,
+        metadata_enable=config.writer.metadata_enable, disabled_indexes=disabled_by_config(config.raw),
     )
     outcomes = [
         GroupOutcome(
