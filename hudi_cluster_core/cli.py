@@ -204,7 +204,7 @@ def _run_continuous(args) -> int:
     if args.min_sync_interval_seconds < 0:
         raise ConfigError(f"--min-sync-interval-seconds {args.min_sync_interval_seconds:g}: accepted: 0 or more")
     config = load_config(args.props, list(args.hoodie_conf), {})
-    table = load_table(args.base_path)
+    table = load_table(args.base_path, _storage_keys(args))
     check_timeline(table)
     check_writable(table)
 
@@ -218,7 +218,8 @@ def _run_continuous(args) -> int:
 
     try:
         stats = run_continuous(args.base_path, run_once=run_once, max_commits=config.async_max_commits,
-                               min_sync_interval_s=args.min_sync_interval_seconds, say=_say)  # fmt: skip
+                               min_sync_interval_s=args.min_sync_interval_seconds, say=_say,
+                               open_table=lambda: load_table(args.base_path, _storage_keys(args)))  # fmt: skip
     except (Interrupted, KeyboardInterrupt) as stopped:
         if not _TERMINATED.is_set():
             raise

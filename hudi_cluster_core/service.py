@@ -46,8 +46,11 @@ class ServiceStats:
 def run_continuous(
     base_path: str, *, run_once: Callable[[], Any], max_commits: int, min_sync_interval_s: float,
     stop: threading.Event | None = None, max_cycles: int | None = None, say: Callable[[str], None] = print,
+    open_table: Callable[[], HudiTable] | None = None,
 ) -> ServiceStats:
-    """The service loop. ``run_once()`` runs one ``scheduleAndExecute`` and returns its ``ClusterResult``."""
+    """The service loop. ``run_once()`` runs one ``scheduleAndExecute`` and returns its ``ClusterResult``;
+    ``open_table()`` opens the table afresh (with the job's storage settings)."""
+    open_table = open_table or (lambda: load_table(base_path))
     stop = stop or threading.Event()
     stats = ServiceStats()
     say(f"continuous: clustering {base_path} after every {max_commits} write(s) "
@@ -55,7 +58,7 @@ def run_continuous(
     while not stop.is_set() and (max_cycles is None or stats.cycles < max_cycles):
         stats.cycles += 1
         started = time.monotonic()
-        waiting = writes_since_last_clustering(load_table(base_path))
+        waiting = writes_since_last_clustering(open_table())
         if waiting >= max_commits:
             _cycle(run_once, stats, waiting, say)
         else:

@@ -84,15 +84,16 @@ def indexed_columns(storage: Storage, config: Mapping[str, str], schema: str | N
 
 
 @functools.lru_cache(maxsize=256)
-def _footer(base_uri: str, relative: str, size: int) -> pq.FileMetaData:
-    storage = Storage(base_uri)
+def _footer(base_uri: str, options: tuple[tuple[str, str], ...], relative: str, size: int) -> pq.FileMetaData:
+    storage = Storage(base_uri, dict(options))  # the table's store settings (object stores), not just its path
     with storage.fs.open_input_file(storage.join(relative)) as source:
         return pq.read_metadata(source)
 
 
 def footer_of(commit: CommitFiles, stat: Mapping[str, Any]) -> pq.FileMetaData:
     """The parquet footer of a new base file (read once per commit for all builders)."""
-    return _footer(commit.storage.base_uri, stat["path"], int(stat.get("fileSizeInBytes") or 0))
+    options = tuple(sorted((commit.storage.options or {}).items()))
+    return _footer(commit.storage.base_uri, options, stat["path"], int(stat.get("fileSizeInBytes") or 0))
 
 
 def new_file_ranges(commit: CommitFiles, columns: Sequence[str]) -> dict[str, list[ColumnRange]]:
@@ -106,7 +107,7 @@ def new_file_ranges(commit: CommitFiles, columns: Sequence[str]) -> dict[str, li
 
 
 def _table_and_columns(commit: CommitFiles) -> tuple[HudiTable, list[str]]:
-    table = load_table(commit.storage.base_uri)
+    table = load_table(commit.storage.base_uri, commit.storage.options)
     return table, indexed_columns(commit.storage, commit.table_config, table_schema(table))
 
 
