@@ -112,6 +112,9 @@ def cluster(
     mode = _canonical_mode(mode)
     registry = registry or default_registry()  # first: plugins' params models declare their own keys
     config = load_config(props_file, list(hoodie_conf), dict(options or {}))
+    from .run.outofcore import check_settings
+
+    check_settings({k: str(v) for k, v in config.raw.items()})  # our own task keys, before anything is written
     table = load_table(base_path)
     ownership = Ownership.from_config(config)
     if mode == "purge_pending_instant":
