@@ -139,6 +139,8 @@ def write_sorted(task: GroupTask, columns: list[str], layout: str) -> list[dict]
                 writer.write(batch)
             return writer.close()
         boundaries = _sample_boundaries(task, columns, layout, task.units * buckets, size, schema)
+        if task.units == 1:  # a group without rows still gets its one (empty) file, as GroupTask.write gives it
+            writer.write(schema.empty_table())
         first = task.unit * buckets
         with tempfile.TemporaryDirectory(prefix="hudi-cluster-spill-", dir=_spill_root(task)) as spill:
             ranges = _RangeSpill(spill, schema, buckets)
