@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -145,17 +146,40 @@ def run_worker(engine: str, source: Path, budget: int, target: int) -> dict:
     env = {**os.environ, "POLARS_MAX_THREADS": "1", "OMP_NUM_THREADS": "1"}
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, __file__, "--worker", payload], stdout=subprocess.PIPE, env=env)
+    killed: list[float] = []
+    watchdog = threading.Thread(target=_watch_rss, args=(process.pid, killed), daemon=True)
+    watchdog.start()
     out = process.stdout.read() if process.stdout else b""
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
+    if killed:
+        status = f"killed above {RSS_LIMIT / GIB:.0f} GiB RSS (the machine is shared)"
     spill_left = any((work / "spill").iterdir()) if (work / "spill").exists() else False
     shutil.rmtree(work, ignore_errors=True)
     if status != 0:
-        return {"engine": engine, "failed": f"exit status {status}", "seconds": round(seconds, 2),
+        return {"engine": engine, "failed": status if isinstance(status, str) else f"exit status {status}", "seconds": round(seconds, 2),
                 "peak_rss_gib": round(usage.ru_maxrss / 1024**2, 3)}  # fmt: skip
     result = json.loads(out.decode().strip().splitlines()[-1])
     return {"engine": engine, "seconds": round(seconds, 2), "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
             "peak_rss_gib": round(usage.ru_maxrss / 1024**2, 3), "spill_left": spill_left, **result}  # fmt: skip
+
+
+RSS_LIMIT = 8 * GIB  # a worker above this is stopped: the machine is shared (its figure is then "killed")
+
+
+def _watch_rss(pid: int, killed: list[float]) -> None:
+    status = Path(f"/proc/{pid}/status")
+    while True:
+        try:
+            text = status.read_text()
+        except OSError:
+            return
+        rss = next((int(line.split()[1]) * 1024 for line in text.splitlines() if line.startswith("VmRSS:")), 0)
+        if rss > RSS_LIMIT:
+            killed.append(rss)
+            os.kill(pid, 9)
+            return
+        time.sleep(0.2)
 
 
 # --------------------------------------------------------------------------------------------------- parts

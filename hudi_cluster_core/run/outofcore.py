@@ -95,23 +95,27 @@ def _spark_bytes(text: str) -> int | None:
 class GroupSize:
     rows: int  # rows in the base files (log rows are not counted)
     memory_bytes: int  # estimated Arrow size of all the group's rows
+    data_bytes: int  # the base files' column chunks, compressed (footers excluded)
     schema: pa.Schema | None  # the base files' schemas unified (None when the group has no base file)
 
 
 def measure_group(task: GroupTask) -> GroupSize:
     """Rows and in-memory size from the base files' footers (uncompressed sizes); log files by their size."""
     storage = task.storage
-    rows = memory = 0
+    rows = memory = data = 0
     schemas = []
     for input_slice in task.group.slices:
         if input_slice.base_file:
             meta = pq.read_metadata(input_slice.base_file, filesystem=storage.fs)
             rows += meta.num_rows
-            memory += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+            for index in range(meta.num_row_groups):
+                row_group = meta.row_group(index)
+                memory += row_group.total_byte_size
+                data += sum(row_group.column(c).total_compressed_size for c in range(row_group.num_columns))
             schemas.append(meta.schema.to_arrow_schema())
         memory += sum(storage.size(p) * LOG_INFLATION for p in input_slice.log_files)
     schema = pa.unify_schemas(schemas, promote_options="permissive") if schemas else None
-    return GroupSize(rows, memory, schema.remove_metadata() if schema is not None else None)
+    return GroupSize(rows, memory, data, schema.remove_metadata() if schema is not None else None)
 
 
 def units_for_group(size: GroupSize, *, idle_cores: int, read_parallelism: int, min_unit_bytes: int = MIN_UNIT_BYTES) -> int:
@@ -126,7 +130,7 @@ def write_sorted(task: GroupTask, columns: list[str], layout: str) -> list[dict]
     size = measure_group(task)
     per_unit = size.memory_bytes / max(1, task.units)
     buckets = max(1, math.ceil(per_unit * SORT_OVERHEAD / task.memory_budget))
-    writer = task.rolling_writer()
+    writer = task.rolling_writer(size.data_bytes / size.rows if size.rows else None)
     try:
         if task.units == 1 and buckets == 1:
             writer.write(sort_rows(task.read_arrow(_whole_group=True), columns, layout))
@@ -183,8 +187,12 @@ class _RangeSpill:
         if self.buckets == 1:
             self.in_memory.append(batch.filter(pa.array(mine)))
             return
-        for bucket in np.unique(local[mine]):
-            rows = batch.filter(pa.array(local == bucket))
+        # one take groups the batch's rows by range (stable: slice order kept), then each range is a slice
+        order = np.flatnonzero(mine)[np.argsort(local[mine], kind="stable")]
+        grouped, ranges = batch.take(pa.array(order)), local[order]
+        starts = np.flatnonzero(np.concatenate([[True], ranges[1:] != ranges[:-1]]))
+        for start, end in zip(starts, np.append(starts[1:], len(ranges))):
+            bucket, rows = int(ranges[start]), grouped.slice(int(start), int(end - start))
             writer = self.writers.get(int(bucket))
             if writer is None:
                 path = os.path.join(self.directory, f"range-{int(bucket):05d}.arrow")

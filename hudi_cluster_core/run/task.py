@@ -69,11 +69,12 @@ class GroupTask:
 
         return write_sorted(self, list(columns), layout)
 
-    def rolling_writer(self) -> RollingWriter:
-        """A writer of ordered rows into base files rolled at ``target_file_max_bytes`` (see ``write``)."""
+    def rolling_writer(self, bytes_per_row_hint: float | None = None) -> RollingWriter:
+        """A writer of ordered rows into base files rolled at ``target_file_max_bytes`` (see ``write``);
+        ``bytes_per_row_hint``: compressed bytes a row is expected to take, to size the first row group."""
         context = WriteContext(self.base_uri, self.instant_time, self.partition, self.write_token, self.options)
         restamp = None if self.preserve_hoodie_metadata else self._restamp_from
-        return RollingWriter(self.storage, context, self.target_file_max_bytes, restamp)
+        return RollingWriter(self.storage, context, self.target_file_max_bytes, restamp, bytes_per_row_hint)
 
     def _restamp_from(self, table: pa.Table, first_row: int) -> pa.Table:
         return _restamp(table, self.instant_time, self.write_token, first_row)

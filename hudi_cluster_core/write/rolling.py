@@ -2,8 +2,8 @@
 
 Hudi's writers roll a base file when its written size reaches ``hoodie.clustering.plan.strategy.target.file.max.bytes``
 (``HoodieBaseParquetWriter.canWrite``); so does :class:`RollingWriter`. It writes row groups sized to land near
-the target: the compressed bytes per row seen so far (the in-memory size until the first row group is out,
-which overestimates) say how many rows still fit. Every file is a complete Hudi base file, as
+the target: the compressed bytes per row seen so far (before the first row group: the input files' data bytes
+per row when the caller knows them, else the in-memory size, which overestimates) say how many rows still fit. Every file is a complete Hudi base file, as
 :func:`~hudi_cluster_core.write.base_file.write_base_file` writes it: its marker first, ``_hoodie_file_name``
 set, the bloom filter and min/max record keys of exactly its rows in the footer. Memory: the rows of one
 write call plus the record keys of the open file (for its bloom filter).
@@ -45,7 +45,7 @@ class RollingWriter:
 
     def __init__(
         self, storage: Storage, context: WriteContext, target_bytes: int,
-        restamp: Callable[[pa.Table, int], pa.Table] | None = None,
+        restamp: Callable[[pa.Table, int], pa.Table] | None = None, bytes_per_row_hint: float | None = None,
     ):  # fmt: skip
         self.storage = storage
         self.context = context
@@ -54,7 +54,8 @@ class RollingWriter:
         self.stats: list[dict] = []
         self._file: _OpenFile | None = None
         self._schema: pa.Schema | None = None
-        self._compressed_per_row: float | None = None  # measured on the files written so far
+        # measured on the file being written; until then the input's (the same rows, the same codec), if known
+        self._compressed_per_row: float | None = bytes_per_row_hint
         self._rows_seen = 0
 
     def write(self, table: pa.Table) -> None:
