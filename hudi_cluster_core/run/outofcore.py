@@ -152,8 +152,12 @@ def write_sorted(task: GroupTask, columns: list[str], layout: str) -> list[dict]
                 keys = sort_key_table(batch, columns, layout, field_names=schema.names)
                 local = range_of_rows(keys, boundaries) - first
                 ranges.add(batch, local)
-            for rows in ranges.drain():
-                writer.write(sort_rows(rows, columns, layout))
+            for bucket in ranges.filled():
+                # one range in memory at a time: its rows, then their sorted copy (the rows freed before writing)
+                ordered = sort_rows(ranges.take(bucket), columns, layout)
+                writer.write(ordered)
+                del ordered
+                pa.default_memory_pool().release_unused()  # give the freed range back before the next one
         return writer.close()
     except BaseException:
         writer.abort()
@@ -199,22 +203,26 @@ class _RangeSpill:
                 writer = self.writers[int(bucket)] = pa.ipc.new_file(path, self.schema, options=self.options)
             writer.write_table(rows)
 
-    def drain(self) -> Iterator[pa.Table]:
-        """Each range's rows, in range order; a spill file is deleted once read."""
+    def filled(self) -> list[int]:
+        """The ranges holding rows, in key order (spill files closed, ready to read)."""
+        if self.buckets == 1:
+            return [0]
+        for writer in self.writers.values():
+            writer.close()
+        return sorted(self.writers)
+
+    def take(self, bucket: int) -> pa.Table:
+        """A range's rows, handed over: the spill file is read (not memory-mapped, whose pages would count
+        twice) and deleted, the in-memory rows dropped."""
         if self.buckets == 1:
             rows = pa.concat_tables(self.in_memory) if self.in_memory else self.schema.empty_table()
             self.in_memory = []
-            yield rows
-            return
-        for writer in self.writers.values():
-            writer.close()
-        for bucket in sorted(self.writers):
-            path = os.path.join(self.directory, f"range-{bucket:05d}.arrow")
-            with pa.memory_map(path) as source:
-                rows = pa.ipc.open_file(source).read_all()
-            rows = rows.combine_chunks()  # own the memory before the file goes
-            os.remove(path)
-            yield rows
+            return rows
+        path = os.path.join(self.directory, f"range-{bucket:05d}.arrow")
+        with pa.OSFile(path) as source:
+            rows = pa.ipc.open_file(source).read_all()
+        os.remove(path)
+        return rows
 
 
 def _target_schema(task: GroupTask, size: GroupSize) -> pa.Schema:
