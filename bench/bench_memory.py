@@ -124,7 +124,7 @@ def _duckdb(task, budget: int, work: Path) -> dict:
     con.register("src", source)
     result = con.execute("SELECT * FROM src ORDER BY c_int ASC NULLS FIRST, ts ASC NULLS FIRST")
     writer = task.rolling_writer()
-    for batch in result.fetch_record_batch(65536):
+    for batch in result.to_arrow_reader(65536):
         writer.write(pa.Table.from_batches([batch]).cast(schema))
     stats = writer.close()
     return {"rows": sum(s["numWrites"] for s in stats), "files": len(stats)}
@@ -199,10 +199,10 @@ def part_rss(sizes: list[int], budget: int, in_memory_max: int, target: int) -> 
     return rows
 
 
-def part_engine(mib: int, budget: int, target: int) -> list[dict]:
+def part_engine(mib: int, budget: int, target: int, engines: tuple[str, ...] = ("bounded", "duckdb", "polars")) -> list[dict]:
     source, info = group_files(mib)
     rows = []
-    for engine in ("bounded", "duckdb", "polars"):
+    for engine in engines:
         try:
             __import__({"bounded": "pyarrow", "duckdb": "duckdb", "polars": "polars"}[engine])
         except ImportError:
@@ -255,6 +255,7 @@ def main() -> None:
     parser.add_argument("--in-memory-max", type=int, default=None, help="largest group run unbounded (MiB)")
     parser.add_argument("--engine-mib", type=int, default=None, help="group size of the engine part (MiB)")
     parser.add_argument("--engine-budget", type=int, default=256 * 1024**2)
+    parser.add_argument("--engines", default="bounded,duckdb,polars", help="contenders of the engine part")
     parser.add_argument("--parts", default="rss,engine,parallel")
     parser.add_argument("--reps", type=int, default=2, help="repetitions of the parallel part")
     parser.add_argument("--out", type=Path, default=OUT_DIR / "bench_memory.json")
@@ -272,7 +273,8 @@ def main() -> None:
     if "rss" in parts:
         report["rss"] = part_rss(sizes, args.budget, in_memory_max, target)
     if "engine" in parts:
-        report["engine"] = part_engine(args.engine_mib or (100 if args.quick else 500), args.engine_budget, target)
+        report["engine"] = part_engine(args.engine_mib or (100 if args.quick else 500), args.engine_budget, target,
+                                       tuple(args.engines.split(",")))  # fmt: skip
     if "parallel" in parts:
         rows, files = (640_000, 8) if args.quick else (3_200_000, 32)
         report["parallel"] = part_parallel(rows, files, args.reps)
