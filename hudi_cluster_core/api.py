@@ -124,6 +124,9 @@ def cluster(
                           "it was given one (spark=): set them where that session is built")  # fmt: skip
     registry = registry or default_registry()  # first: plugins' params models declare their own keys
     config = load_config(props_file, list(hoodie_conf), dict(options or {}))
+    from .run.outofcore import check_settings
+
+    check_settings({k: str(v) for k, v in config.raw.items()})  # our own task keys, before anything is written
     table = load_table(base_path, config.raw)  # fs.s3a.* / hoodie.aws.* keys reach the store (object stores)
     ownership = Ownership.from_config(config)
     # Hudi writers beside us (OCC) take the lock their provider names: every timeline transition of ours does too

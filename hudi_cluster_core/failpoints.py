@@ -3,7 +3,8 @@
 The driver exports its pid as ``HUDI_CLUSTER_FAILPOINT_PID`` on first use so that a failpoint reached inside a
 Spark task (a Python worker, whose environment is inherited) kills the driver, as a lost machine would.
 ``HUDI_CLUSTER_PAUSE=<name>=<seconds>`` sleeps there instead, so a test can start a second run while the first
-is held mid-way. Without the variables every call is two dictionary lookups and nothing else.
+is held mid-way; ``HUDI_CLUSTER_FAIL_FIRST_ATTEMPT=<name>`` raises there in a Spark task's first attempt, so Spark
+retries it. Without the variables every call is three dictionary lookups and nothing else.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import time
 ENV = "HUDI_CLUSTER_FAILPOINT"
 PID_ENV = "HUDI_CLUSTER_FAILPOINT_PID"
 PAUSE_ENV = "HUDI_CLUSTER_PAUSE"  # "<point>=<seconds>": sleep there (race tests hold a run mid-way)
+# "<point>": raise there in the first attempt of every Spark task (Spark then retries it: retry tests)
+FAIL_FIRST_ATTEMPT_ENV = "HUDI_CLUSTER_FAIL_FIRST_ATTEMPT"
 POINTS = (
     "after-requested", "after-inflight", "task-after-first-file", "after-tasks", "before-commit-file",
     "after-commit-file",
@@ -41,3 +44,13 @@ def failpoint(name: str) -> None:
     pause = os.environ.get(PAUSE_ENV)
     if pause and pause.partition("=")[0] == name:
         time.sleep(float(pause.partition("=")[2] or 5))
+    if os.environ.get(FAIL_FIRST_ATTEMPT_ENV) == name:
+        _fail_first_attempt(name)
+
+
+def _fail_first_attempt(name: str) -> None:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    if context is not None and context.attemptNumber() == 0:
+        raise RuntimeError(f"failpoint {name}: first attempt of Spark task {context.partitionId()} fails")

@@ -20,6 +20,7 @@ plan_finalize_groups    no           keep the first ``max.num.groups`` groups, i
 plan_execution_strategy no           the configured ``hoodie.clustering.execution.strategy.class`` (default Hudi's
                                      ``SparkSortAndSizeExecutionStrategy``) with ``sort.columns`` passed on if set
 execute_group           **yes**      --
+execution_splits_group  no           False: every group runs whole, in one Spark task
 execution_before_commit no           nothing
 update_decide           **yes**      --
 ======================  ===========  ============================================================================
@@ -120,6 +121,17 @@ def execute_group(task: GroupTask) -> Sequence[WriteStat]:
     returns their write stats, and ``task.write(rows, file_ids=[...])`` one file per given new file id. Invariants: every input row is written exactly once; ``_hoodie_commit_time``,
     ``_hoodie_commit_seqno``, ``_hoodie_record_key`` and ``_hoodie_partition_path`` are kept; new files only in
     the group's partition; about ``task.num_output_file_groups`` files, each near ``task.target_file_max_bytes``.
+    """
+
+
+@hookspec(firstresult=True)
+def execution_splits_group(task: GroupTask) -> bool:
+    """Optional. True when ``execute_group`` writes this group with ``task.write_sorted(columns, layout)`` only.
+
+    Runs on the driver before the tasks. The core may then split a large group by sort-key range across several
+    Spark tasks (``task.unit`` of ``task.units``; each writes its own files, together in the group's order), up
+    to ``hoodie.clustering.group.read.parallelism``. A strategy that reads rows itself (``read_arrow``,
+    ``read_slices``) must answer False: those raise on a split group. Default: False.
     """
 
 

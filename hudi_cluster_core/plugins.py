@@ -26,7 +26,7 @@ KINDS = ("plan", "execution", "update")
 # core default (hookspecs.py's table).
 KIND_HOOKS = {
     "plan": ("plan_select_slices", "plan_group_slices", "plan_finalize_groups", "plan_execution_strategy"),
-    "execution": ("execute_group", "execution_before_commit"),
+    "execution": ("execute_group", "execution_splits_group", "execution_before_commit"),
     "update": ("update_decide",),
 }
 REQUIRED_HOOKS = {"plan": ("plan_group_slices",), "execution": ("execute_group",), "update": ("update_decide",)}
@@ -255,7 +255,7 @@ def _single_manager(strategy: Any) -> pluggy.PluginManager:
 def core_default(kind: str, hook: str) -> Callable[..., Any] | None:
     """The core's implementation of an optional hook, used when a strategy does not implement it."""
     if kind != "plan":
-        return None  # execution_before_commit's default is to do nothing
+        return None  # execution_splits_group's default answer is None (no), execution_before_commit does nothing
     from .plan.defaults import PLAN_HOOK_DEFAULTS
 
     return PLAN_HOOK_DEFAULTS.get(hook)

@@ -30,7 +30,7 @@ def test_plugins_json_lists_the_installed_size_based_distribution(capsys):
     by_kind = {s["kind"]: s for s in size_based["strategies"]}
     assert by_kind["plan"]["name"] == "size-based" and SIZE_PLAN in by_kind["plan"]["java_class_names"]
     assert by_kind["plan"]["hooks"] == ["plan_group_slices"]  # the rest are the core's defaults
-    assert by_kind["execution"]["hooks"] == ["execute_group"] and SORT_RUN in by_kind["execution"]["java_class_names"]
+    assert by_kind["execution"]["hooks"] == ["execute_group", "execution_splits_group"] and SORT_RUN in by_kind["execution"]["java_class_names"]
 
 
 def test_plugins_text_shows_aliases(capsys):

@@ -68,8 +68,8 @@ def test_write_with_file_ids_names_each_file_and_splits_contiguously(tmp_path):
     assert [s["fileId"] for s in task.write(rows(1), file_ids=["cccc-0", "dddd-0"])] == ["cccc-0"]
 
 
-def test_write_without_file_ids_uses_the_plan_count_and_restamps_when_asked(tmp_path):
-    stats = make_task(tmp_path, outputs=2, preserve=False).write(rows(4))
+def test_write_with_a_file_count_splits_equally_and_restamps_when_asked(tmp_path):
+    stats = make_task(tmp_path, outputs=3, preserve=False).write(rows(4), 2)
     assert len(stats) == 2 and len({s["fileId"] for s in stats}) == 2
     written = pq.read_table(tmp_path / stats[0]["path"])
     assert set(written.column("_hoodie_commit_time").to_pylist()) == {INSTANT}

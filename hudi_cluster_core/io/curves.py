@@ -334,20 +334,20 @@ def _as_binary_array(matrix: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(binary_type, rows, [None, pa.py_buffer(offsets), pa.py_buffer(matrix)])
 
 
-def _curve_columns(table: pa.Table, columns: list[str]) -> list[str]:
+def _curve_columns(table: pa.Table, columns: list[str], field_names: list[str] | None = None) -> list[str]:
     if len(columns) < 2:
         raise ValueError("a space curve needs at least two columns (Hudi sorts a single column plainly)")
-    return hudi_dimension_order(table.schema.names, list(columns))
+    return hudi_dimension_order(list(field_names or table.schema.names), list(columns))
 
 
-def _zorder_matrix(table: pa.Table, columns: list[str]) -> np.ndarray:
-    ordered = _curve_columns(table, columns)
+def _zorder_matrix(table: pa.Table, columns: list[str], field_names: list[str] | None = None) -> np.ndarray:
+    ordered = _curve_columns(table, columns, field_names)
     words = np.stack([zorder_words(table.column(c)) for c in ordered], axis=1)
     return _batched_rows(words, _interleave_bytes, 8 * len(ordered))
 
 
-def _hilbert_matrix(table: pa.Table, columns: list[str]) -> np.ndarray:
-    ordered = _curve_columns(table, columns)
+def _hilbert_matrix(table: pa.Table, columns: list[str], field_names: list[str] | None = None) -> np.ndarray:
+    ordered = _curve_columns(table, columns, field_names)
     longs = np.stack([hilbert_longs(table.column(c)) for c in ordered], axis=1)
     return _batched_rows(longs, _hilbert_index_bytes, HILBERT_INDEX_BYTES)
 
@@ -408,6 +408,39 @@ def curve_sort_indices(table: pa.Table, columns: list[str], layout: str) -> pa.A
     if len(columns) <= 7:  # only the last 8 * dims bytes can be non-zero (see _hilbert_index_bytes)
         keys = keys[:, HILBERT_INDEX_BYTES - 8 * len(columns) :]
     return _byte_matrix_sort_indices(keys)
+
+
+def sort_key_table(
+    table: pa.Table, columns: list[str], layout: str = "linear", *, field_names: list[str] | None = None
+) -> pa.Table:
+    """The sort key of every row as plain columns whose ascending lexicographic order is :func:`sort_rows`'s order.
+
+    Linear (or one column): per sort column its validity (nulls first) then its values (Arrow puts NaN above
+    every number, as Spark does). Z-order/Hilbert: the curve bytes as big-endian uint64 words. A row's key
+    depends on that row alone (DIRECT curves take the values' own bits, no per-batch normalisation), so keys
+    of different batches, tasks and samples of one group compare consistently. ``field_names``: the full
+    record schema's names when ``table`` holds only some columns (Hudi's curve dimension order follows the
+    columns' schema positions)."""
+    curve: Curve = curve_name(layout)
+    columns = list(columns)
+    if curve == "linear" or len(columns) == 1:
+        keys: dict[str, pa.Array] = {}
+        for n, name in enumerate(columns):
+            column = _flat(table.column(name))
+            keys[f"v{n}"] = column.is_valid()
+            keys[f"k{n}"] = column
+        return pa.table(keys)
+    if curve == "z-order":
+        matrix = _zorder_matrix(table, columns, field_names)
+    else:
+        matrix = _hilbert_matrix(table, columns, field_names)
+        if len(columns) <= 7:  # only the last 8 * dims bytes can be non-zero (see _hilbert_index_bytes)
+            matrix = matrix[:, HILBERT_INDEX_BYTES - 8 * len(columns) :]
+    rows, width = matrix.shape
+    if width % 8:
+        matrix = np.concatenate([matrix, np.zeros((rows, 8 - width % 8), np.uint8)], axis=1)
+    words = np.ascontiguousarray(matrix).view(">u8")
+    return pa.table({f"w{k}": words[:, k].astype(np.uint64) for k in range(words.shape[1])})
 
 
 def sort_rows(table: pa.Table, columns: list[str], layout: str = "linear") -> pa.Table:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..config import strategy_params
 from ..errors import PlanError
@@ -11,11 +11,12 @@ from ..failpoints import failpoint
 from ..write.base_file import ParquetOptions
 from ..plan.avro_plan import StoredPlan, read_plan
 from ..plan.validate import validate_plan
-from ..plugins import StrategyRegistry
+from ..plugins import StrategyRegistry, call_hook
 from ..table import HudiTable, State
 from ..table.ownership import Heartbeat, timeline_lock
 from ..table.schema import SORT_COLUMNS_KEY, check_sort_columns
 from ..mdt.partitions import disabled_by_config
+from . import outofcore
 from .commit import commit_clustering
 from .rollback import pending_rollback_of, rollback_clustering
 from .spark import run_group_tasks
@@ -56,20 +57,47 @@ def load_stored_plan(table: HudiTable, instant_time: str) -> StoredPlan:
     return plan
 
 
-def build_tasks(table: HudiTable, plan: StoredPlan, config, registry: StrategyRegistry) -> list[GroupTask]:
+def build_tasks(
+    table: HudiTable, plan: StoredPlan, config, registry: StrategyRegistry, *, memory_budget: int | None = None
+) -> list[GroupTask]:
+    """One task per group (see :func:`split_groups` for the key-range units of large groups)."""
     execution = registry.resolve("execution", plan.execution_class, config_key="plan strategy.strategyClassName")
     params = strategy_params(execution, dict(plan.strategy_params))
     check_sort_columns(table, plan.strategy_params.get(SORT_COLUMNS_KEY))
     options = ParquetOptions.from_hoodie(dict(config.raw))
     target = config.target_file_max_bytes
+    settings = {k: str(v) for k, v in config.raw.items()}
+    budget = memory_budget or outofcore.memory_budget(settings)
+    spill_dir = settings.get(outofcore.SPILL_DIR_KEY) or None
     return [
         GroupTask(
             table.storage.base_uri, plan.instant_time, group, execution, params, dict(plan.strategy_params),
-            {k: str(v) for k, v in config.raw.items()}, options, target, plan.preserve_hoodie_metadata,
+            settings, options, target, plan.preserve_hoodie_metadata, memory_budget=budget, spill_dir=spill_dir,
             storage_options=table.storage.options,
         )  # fmt: skip
         for group in plan.groups
     ]
+
+
+def split_groups(tasks: list[GroupTask], input_bytes: list[int], *, cores: int, read_parallelism: int) -> list[GroupTask]:
+    """Every group as its units of work: a large group whose strategy writes with ``write_sorted`` is split by
+    sort-key range into up to ``read_parallelism`` tasks, enough to give it the cores the other groups leave
+    idle; any other group stays one task. Only groups whose files could reach ``hudi.cluster.task.split.min.bytes``
+    per task in memory have their footers read here."""
+    idle = max(1, cores // max(1, len(tasks)))
+    min_unit = outofcore.split_min_bytes(tasks[0].settings) if tasks else outofcore.MIN_UNIT_BYTES
+    units: list[GroupTask] = []
+    for task, size_on_disk in zip(tasks, input_bytes):
+        count = 1
+        # a file's rows take a few times its size in memory: footers are read only where a split is possible
+        if idle > 1 and read_parallelism > 1 and size_on_disk * 8 >= 2 * min_unit:
+            if call_hook(task.strategy, "execution_splits_group", task=task):
+                size = outofcore.measure_group(task)
+                count = outofcore.units_for_group(
+                    size, idle_cores=idle, read_parallelism=read_parallelism, min_unit_bytes=min_unit
+                )
+        units.extend(replace(task, unit=unit, units=count) for unit in range(count))
+    return units
 
 
 def execute_plan(
@@ -79,7 +107,9 @@ def execute_plan(
     """Run every group of ``plan`` and commit; returns the completed file name and per-group outcomes.
 
     The caller owns the instant (``heartbeat``); a failure propagates and the caller rolls back."""
-    tasks = build_tasks(table, plan, config, registry)
+    pyspark_memory = spark.sparkContext.getConf().get("spark.executor.pyspark.memory") if spark is not None else None
+    budget = outofcore.memory_budget({k: str(v) for k, v in config.raw.items()}, pyspark_memory)
+    tasks = build_tasks(table, plan, config, registry, memory_budget=budget)
     wait_ms = config.writer.lock_wait_time_ms
     with timeline_lock(table.storage, wait_ms):
         table = table.reload()
@@ -95,7 +125,19 @@ def execute_plan(
         table.storage.write_atomic(timeline.path_of(inflight), b"")
     failpoint("after-inflight")
     input_bytes = [task.input_bytes() for task in tasks]
-    results = run_group_tasks(spark, tasks, parallelism, input_bytes)
+
+    cores = int(spark.sparkContext.defaultParallelism)
+    units = split_groups(tasks, input_bytes, cores=cores, read_parallelism=config.group_read_parallelism)
+    if len(units) > len(tasks):
+        log.info("clustering %s: %d group(s) in %d task(s) (large groups split by sort-key range)",
+                 plan.instant_time, len(tasks), len(units))  # fmt: skip
+    group_bytes = {task.group.index: size for task, size in zip(tasks, input_bytes)}
+    unit_bytes = [group_bytes[unit.group.index] // max(1, unit.units) for unit in units]
+    unit_results = run_group_tasks(spark, units, min(parallelism, config.max_parallelism), unit_bytes)
+    per_group: dict[int, list[dict]] = {task.group.index: [] for task in tasks}
+    for unit, unit_stats in zip(units, unit_results):  # units in range order: the group's files in key order
+        per_group[unit.group.index].extend(unit_stats)
+    results = [per_group[task.group.index] for task in tasks]
     stats = [stat for group_stats in results for stat in group_stats]
     failpoint("after-tasks")
     name = commit_clustering(

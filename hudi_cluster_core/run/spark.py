@@ -1,7 +1,8 @@
 """The PySpark runtime: a session, and running group tasks as Spark tasks.
 
-Spark only schedules here: each Spark task runs whole clustering groups in its Python worker (Arrow in, Arrow
-out), so there is no shuffle and no JVM row conversion. ``parallelism`` bounds how many groups run at once.
+Spark only schedules here: each Spark task runs one unit of work, a whole clustering group or one key range of a
+large one, in its Python worker (Arrow in, Arrow out), so there is no shuffle and no JVM row conversion.
+``parallelism`` bounds how many groups run at once.
 """
 
 from __future__ import annotations
@@ -60,17 +61,18 @@ def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: d
     return spark
 
 
-def _run_partition(tasks: list[GroupTask], group_bytes: list[int], finished):
-    def run(partition_index, indices):
+def _run_units(units: list[GroupTask], unit_bytes: list[int], finished):
+    """The function of one group's Spark job: partition ``i`` runs unit ``i`` of the group."""
+
+    def run(partition_index, _items):
         from pyspark import TaskContext
 
         context = TaskContext.get()
         token = f"{partition_index}-{context.stageId()}-{context.taskAttemptId()}" if context else f"{partition_index}-0-0"
-        for index in indices:
-            task = tasks[index].with_write_token(token)
-            stats = list(call_hook(task.strategy, "execute_group", task=task) or [])
-            finished.add((1, group_bytes[index]))  # progress: merged on the driver when this Spark task ends
-            yield index, stats
+        task = units[partition_index].with_write_token(token)
+        stats = list(call_hook(task.strategy, "execute_group", task=task) or [])
+        finished.add((1, unit_bytes[partition_index]))  # progress: merged on the driver when this Spark task ends
+        yield partition_index, stats
 
     return run
 
@@ -78,46 +80,78 @@ def _run_partition(tasks: list[GroupTask], group_bytes: list[int], finished):
 def run_group_tasks(
     spark, tasks: list[GroupTask], parallelism: int, group_bytes: list[int] | None = None
 ) -> list[list[dict]]:
-    """Run every group; returns each group's write stats, in task order. Raises if any group fails.
-    ``group_bytes`` (each group's input bytes) weighs the progress report; measured here when not given."""
+    """Run every task; returns each task's write stats, in task order. Raises if any task fails.
+
+    Tasks of one group (its key-range units, ``task.unit`` of ``task.units``) form one Spark job with one Spark
+    task per unit; up to ``parallelism`` groups' jobs run at once (Hudi's ``hoodie.clustering.max.parallelism``
+    model: a job per group), largest groups first, and Spark hands every free core the next waiting task, so a
+    large group split in ranges keeps all cores busy while small groups come and go. ``group_bytes`` (each task's
+    input bytes) weighs the progress report; measured here when not given."""
     if not tasks:
         return []
-    slots = max(1, min(parallelism, len(tasks)))
     context = spark.sparkContext
     job_group = f"hudi-cluster-{tasks[0].instant_time}-{time.monotonic_ns()}"
-    # Largest groups first, spread round-robin, so the slots finish at about the same time.
-    order = sorted(range(len(tasks)), key=lambda i: -tasks[i].group.num_output_file_groups)
-    buckets = [order[i::slots] for i in range(slots)]
-    outcome: dict[str, Any] = {}
-    sizes = group_bytes if group_bytes is not None else [task.input_bytes() for task in tasks]
+    by_group: dict[int, list[int]] = {}
+    for index, task in enumerate(tasks):
+        by_group.setdefault(task.group.index, []).append(index)
+    for indices in by_group.values():
+        indices.sort(key=lambda i: tasks[i].unit)
+    # largest first (planned output files, then units), so the slots finish at about the same time
+    jobs = sorted(by_group.values(), key=lambda ix: (-tasks[ix[0]].group.num_output_file_groups, -len(ix)))
+    slots = max(1, min(parallelism, len(jobs)))
+    outcome: dict[str, Any] = {"results": {}}
+    pending = list(reversed(jobs))
+    lock = threading.Lock()
+
+    def work() -> None:  # each in its own thread, so a signal never lands in the middle of a Py4J call
+        while True:
+            with lock:
+                if "error" in outcome or not pending:
+                    return
+                indices = pending.pop()
+            units = [tasks[i] for i in indices]
+            try:
+                context.setJobGroup(job_group, f"clustering {tasks[0].instant_time}: {len(tasks)} task(s)")
+                results = context.parallelize(range(len(units)), len(units)).mapPartitionsWithIndex(
+                    _run_units(units, [sizes[i] for i in indices], progress.finished)
+                ).collect()
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                with lock:
+                    outcome.setdefault("error", exc)
+                return
+            with lock:
+                outcome["results"].update({indices[unit]: stats for unit, stats in results})
+
+    sizes = group_bytes if group_bytes is not None else [task.input_bytes() // max(1, task.units) for task in tasks]
     progress = JobProgress(context, job_group, f"clustering {tasks[0].instant_time}", sizes)
-
-    def collect() -> None:  # in its own thread, so a signal never lands in the middle of a Py4J call
-        try:
-            context.setJobGroup(job_group, f"clustering {tasks[0].instant_time}: {len(tasks)} group(s)")
-            outcome["results"] = context.parallelize(buckets, slots).flatMap(lambda x: x).mapPartitionsWithIndex(
-                _run_partition(tasks, sizes, progress.finished)
-            ).collect()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-            outcome["error"] = exc
-
-    runner = threading.Thread(target=collect, name=f"collect-{tasks[0].instant_time}", daemon=True)
+    runners = [
+        threading.Thread(target=work, name=f"collect-{tasks[0].instant_time}-{n}", daemon=True) for n in range(slots)
+    ]
     progress.start()
-    runner.start()
+    for runner in runners:
+        runner.start()
+    cancelled = False
     try:
-        while runner.is_alive():
-            runner.join(0.2)
+        for runner in runners:
+            while runner.is_alive():
+                runner.join(0.2)
+                if "error" in outcome and not cancelled:  # stop the other groups' tasks now, not when they end
+                    cancelled = True
+                    _cancel_and_wait(context, job_group)
     except BaseException:  # Ctrl-C / SIGTERM: stop the tasks before the caller rolls their files back
+        with lock:
+            outcome.setdefault("error", KeyboardInterrupt())
         _cancel_and_wait(context, job_group)
-        runner.join(30)
+        for runner in runners:
+            runner.join(30)
         raise
     finally:
-        progress.finish(ok="results" in outcome)
+        progress.finish(ok="error" not in outcome)
     if "error" in outcome:  # a task's input error arrives wrapped in Py4J: give the user its own message
         error = outcome["error"]
         _cancel_and_wait(context, job_group)
         raise _task_error(error) from error
-    by_index = dict(outcome["results"])
+    by_index = outcome["results"]
     return [by_index[i] for i in range(len(tasks))]
 
 

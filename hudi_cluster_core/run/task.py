@@ -20,6 +20,7 @@ from ..failpoints import failpoint
 from ..io.storage import Storage
 from ..plan.avro_plan import InputSlice, PlanGroup
 from ..write.base_file import META_COLUMNS, TEMP_DIR, ParquetOptions, WriteContext, write_base_file
+from ..write.rolling import RollingWriter
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,10 @@ class GroupTask:
     preserve_hoodie_metadata: bool = True
     write_token: str = "0-0-0"  # set on the executor from the Spark task identity
     storage_options: Mapping[str, str] = field(default_factory=dict)  # resolved on the driver (object stores)
+    memory_budget: int = 1024**3  # bytes of rows one task sorts in memory (hudi.cluster.task.memory.bytes)
+    spill_dir: str | None = None  # local directory for spill files (None: the system's temp directory)
+    unit: int = 0  # which of the group's ``units`` key ranges this task writes (in-group parallelism)
+    units: int = 1
 
     @property
     def partition(self) -> str:
@@ -56,18 +61,54 @@ class GroupTask:
         storage = self.storage
         return sum(storage.size(path) for s in self.group.slices for path in (s.base_file, *s.log_files) if path)
 
+    def write_sorted(self, columns: Sequence[str], layout: str = "linear") -> list[dict]:
+        """Write the group's rows sorted by ``columns`` in ``layout`` as base files rolled at
+        ``target_file_max_bytes``; returns their write stats. Within ``memory_budget``: a larger group spills
+        to local disk, and a group split across tasks (``units > 1``) writes only this task's key ranges.
+        Strategies that write this way say so with the ``execution_splits_group`` hook."""
+        from .outofcore import write_sorted
+
+        return write_sorted(self, list(columns), layout)
+
+    def rolling_writer(self, bytes_per_row_hint: float | None = None) -> RollingWriter:
+        """A writer of ordered rows into base files rolled at ``target_file_max_bytes`` (see ``write``);
+        ``bytes_per_row_hint``: compressed bytes a row is expected to take, to size the first row group."""
+        context = WriteContext(self.base_uri, self.instant_time, self.partition, self.write_token, self.options)
+        restamp = None if self.preserve_hoodie_metadata else self._restamp_from
+        return RollingWriter(self.storage, context, self.target_file_max_bytes, restamp, bytes_per_row_hint)
+
+    def _restamp_from(self, table: pa.Table, first_row: int) -> pa.Table:
+        return _restamp(table, self.instant_time, self.write_token, first_row)
+
+    def slice_reader(self) -> "_SliceReader":
+        return _SliceReader(self.storage, self.instant_time)
+
+    def _check_whole_group(self) -> None:
+        if self.units > 1:
+            raise PlanError(
+                f"group {self.group.index} is split across {self.units} tasks by key range, but the execution "
+                "strategy reads the whole group; only strategies that write with task.write_sorted() may answer "
+                "execution_splits_group=True"
+            )
+
     def read_slices(self) -> list[tuple[InputSlice, pa.Table]]:
         """``(slice, its rows)`` for every slice of the group, in plan order, Hudi's meta columns included.
 
         Every slice shape is read: a base file alone (pyarrow), a base file with log files and a log-only slice
         (no base file, as MOR and bucket tables have) merged by hudi-rs's file-group reader (updates, deletes,
         ordering field). A slice with neither base nor log files is a :class:`PlanError`."""
-        reader = _SliceReader(self.storage, self.instant_time)
+        self._check_whole_group()
+        reader = self.slice_reader()
         return [(input_slice, reader.read(input_slice)) for input_slice in self.group.slices]
 
-    def read_arrow(self, slices: list[tuple[InputSlice, pa.Table]] | None = None) -> pa.Table:
+    def read_arrow(
+        self, slices: list[tuple[InputSlice, pa.Table]] | None = None, *, _whole_group: bool = False
+    ) -> pa.Table:
         """All rows of the group (of ``slices`` when given, as :meth:`read_slices` returned them) as one table,
-        meta columns included, in slice order."""
+        meta columns included, in slice order. The whole group is in memory: :meth:`write_sorted` is the
+        bounded-memory way."""
+        if not _whole_group:
+            self._check_whole_group()
         tables = [rows for _, rows in (self.read_slices() if slices is None else slices)]
         if not tables:
             raise PlanError(f"group {self.group.index} has no slices")
@@ -82,10 +123,19 @@ class GroupTask:
     ) -> list[dict]:
         """Write ``table`` as base files of contiguous rows in the group's partition; returns their write stats.
 
-        ``num_files`` files (default: the plan's ``num_output_file_groups``), or one per entry of ``file_ids``
-        when the strategy chooses the output file ids (a bucket index names its file groups); never more files
-        than rows, and one (empty) file for an empty table. Without preserved metadata the rows are stamped with
-        the clustering instant and fresh sequence numbers (counted from 0 in each call), as Hudi does."""
+        By default files roll at ``target_file_max_bytes`` written, as Hudi's writers roll them. ``num_files``
+        files of equal row counts instead, or one per entry of ``file_ids`` when the strategy chooses the output
+        file ids (a bucket index names its file groups); never more files than rows, and one (empty) file for an
+        empty table. Without preserved metadata the rows are stamped with the clustering instant and fresh
+        sequence numbers (counted from 0 in each call), as Hudi does."""
+        if num_files is None and file_ids is None:
+            writer = self.rolling_writer()
+            try:
+                writer.write(table)
+                return writer.close()
+            except BaseException:
+                writer.abort()
+                raise
         if file_ids is not None:
             file_ids = list(file_ids)
             _check_file_ids(file_ids, num_files, self.group.index)
@@ -171,11 +221,11 @@ class _SliceReader:
         return path
 
 
-def _restamp(table: pa.Table, instant_time: str, write_token: str) -> pa.Table:
+def _restamp(table: pa.Table, instant_time: str, write_token: str, first_row: int = 0) -> pa.Table:
     """Without preserved metadata Hudi stamps rows with the clustering instant and a fresh sequence number."""
     task_partition = write_token.split("-", 1)[0]
     n = table.num_rows
     commit = pa.array([instant_time] * n, pa.string())
-    seqno = pa.array([f"{instant_time}_{task_partition}_{i}" for i in range(n)], pa.string())
+    seqno = pa.array([f"{instant_time}_{task_partition}_{i}" for i in range(first_row, first_row + n)], pa.string())
     table = table.set_column(table.schema.get_field_index("_hoodie_commit_time"), "_hoodie_commit_time", commit)
     return table.set_column(table.schema.get_field_index("_hoodie_commit_seqno"), "_hoodie_commit_seqno", seqno)

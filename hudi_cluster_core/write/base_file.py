@@ -80,7 +80,11 @@ def marked_files(table: HudiTable, instant_time: str) -> set[str]:
 
 
 def _footer_metadata(table: pa.Table, options: ParquetOptions) -> dict[str, str]:
-    keys = table.column("_hoodie_record_key")
+    return footer_for_keys(table.column("_hoodie_record_key"), options)
+
+
+def footer_for_keys(keys, options: ParquetOptions) -> dict[str, str]:
+    """Hudi's footer key/values (bloom filter, min/max record key) for a file holding exactly ``keys``."""
     if not options.bloom_enabled:
         return {
             "hoodie_min_record_key": pc.min(keys).as_py() or "",
@@ -102,27 +106,41 @@ def with_file_name(table: pa.Table, file_name: str) -> pa.Table:
 def write_base_file(storage: Storage, context: WriteContext, table: pa.Table, file_id: str | None = None) -> dict:
     """Write one base file (marker first) and return its HoodieWriteStat fields."""
     started = time.monotonic()
-    file_id = file_id or new_file_id()
-    name = make_base_file_name(file_id, context.write_token, context.instant_time)
-    relative = posixpath.join(context.partition, name) if context.partition else name
-    storage.write_bytes(marker_path(storage, context.instant_time, relative), b"")
+    file_id, name, relative = new_base_file(storage, context, file_id)
     table = with_file_name(table, name).replace_schema_metadata(None)
     footer = _footer_metadata(table, context.options)
     path = storage.join(relative)
     with storage.fs.open_output_stream(path) as sink:
-        # store_schema=False: Hudi's files carry no ARROW:schema; Hudi's keys go in through add_key_value_metadata
-        with pq.ParquetWriter(
-            sink, table.schema, compression=context.options.compression, data_page_size=context.options.page_bytes,
-            compression_level=_COMPRESSION_LEVELS.get(context.options.compression), store_schema=False,
-            coerce_timestamps="us", allow_truncated_timestamps=True,
-        ) as writer:  # fmt: skip
+        with parquet_writer(sink, table.schema, context.options) as writer:
             writer.write_table(table, row_group_size=_rows_per_row_group(table, context.options.row_group_bytes))
             writer.add_key_value_metadata(footer)
-    size = storage.size(path)
+    return write_stat(file_id, relative, context.partition, table.num_rows, storage.size(path), started)
+
+
+def parquet_writer(sink, schema: pa.Schema, options: ParquetOptions) -> pq.ParquetWriter:
+    # store_schema=False: Hudi's files carry no ARROW:schema; Hudi's keys go in through add_key_value_metadata
+    return pq.ParquetWriter(
+        sink, schema, compression=options.compression, data_page_size=options.page_bytes,
+        compression_level=_COMPRESSION_LEVELS.get(options.compression), store_schema=False,
+        coerce_timestamps="us", allow_truncated_timestamps=True,
+    )  # fmt: skip
+
+
+def new_base_file(storage: Storage, context: WriteContext, file_id: str | None = None) -> tuple[str, str, str]:
+    """``(file id, file name, relative path)`` of a new base file, its marker created (before any data)."""
+    file_id = file_id or new_file_id()
+    name = make_base_file_name(file_id, context.write_token, context.instant_time)
+    relative = posixpath.join(context.partition, name) if context.partition else name
+    storage.write_bytes(marker_path(storage, context.instant_time, relative), b"")
+    return file_id, name, relative
+
+
+def write_stat(file_id: str, relative: str, partition: str, rows: int, size: int, started: float) -> dict:
+    """The HoodieWriteStat fields of one new base file."""
     return {
-        "fileId": file_id, "path": relative, "prevCommit": "null", "numWrites": table.num_rows,
-        "numDeletes": 0, "numUpdateWrites": 0, "numInserts": table.num_rows, "totalWriteBytes": size,
-        "totalWriteErrors": 0, "partitionPath": context.partition, "fileSizeInBytes": size, "numUpdates": 0,
+        "fileId": file_id, "path": relative, "prevCommit": "null", "numWrites": rows,
+        "numDeletes": 0, "numUpdateWrites": 0, "numInserts": rows, "totalWriteBytes": size,
+        "totalWriteErrors": 0, "partitionPath": partition, "fileSizeInBytes": size, "numUpdates": 0,
         "runtimeStats": {
             "totalScanTime": 0, "totalUpsertTime": 0, "totalCreateTime": int((time.monotonic() - started) * 1000),
         },

@@ -61,5 +61,16 @@ class SpaceCurveExecutionStrategy:
     @hookimpl
     def execute_group(self, task):
         params = params_for_task(task)
+        if _splits(params):  # linear or DIRECT: keys per row, so bounded memory and key ranges across tasks
+            return task.write_sorted(params.columns, "linear" if len(params.columns) == 1 else params.curve)
+        # SAMPLE ranks every row against a sample of the whole group: sorted in memory, files rolled at the target
         rows = order_rows(task.read_arrow(), params, seed=group_seed(task.group.file_ids))
-        return task.write(rows, task.num_output_file_groups)
+        return task.write(rows)
+
+    @hookimpl
+    def execution_splits_group(self, task):
+        return _splits(params_for_task(task))
+
+
+def _splits(params: SpaceCurveParams) -> bool:
+    return bool(params.columns) and (params.curve == "linear" or len(params.columns) == 1 or params.build_method == "DIRECT")

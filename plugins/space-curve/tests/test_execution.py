@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from hudi_cluster_core.errors import ConfigError, PlanError
-from hudi_cluster_core.io.curves import hilbert_keys, zorder_keys
+from hudi_cluster_core.io.curves import hilbert_keys, sort_rows, zorder_keys
 
 from hudi_cluster_space_curve import SpaceCurveExecutionStrategy, order_rows, params_for
 from hudi_cluster_space_curve.sample import sample_sort_indices
@@ -145,14 +145,23 @@ class FakeTask:
 
     def write(self, table, num_files=None):
         self.written = (table, num_files)
-        return [{"path": f"file{i}"} for i in range(num_files)]
+        return [{"path": "file0"}]
+
+    def write_sorted(self, columns, layout):  # the core's bounded-memory path, in memory here
+        self.written = (sort_rows(self.table, list(columns), layout), (list(columns), layout))
+        return [{"path": "file0"}]
 
 
-def test_execute_group_reads_layout_from_the_job_settings_and_writes_the_planned_files():
+def test_execute_group_reads_layout_from_the_job_settings_and_writes_rolled_files():
     table = table_of(800)
     task = FakeTask(table, {"hoodie.layout.optimize.strategy": "hilbert"})
-    stats = SpaceCurveExecutionStrategy().execute_group(task)
-    assert len(stats) == 3 and task.written[1] == 3
+    strategy = SpaceCurveExecutionStrategy()
+    assert strategy.execute_group(task) == [{"path": "file0"}] and strategy.execution_splits_group(task)
+    assert task.written[1] == (["x", "y"], "hilbert")  # DIRECT: sorted by the core, may spill and split
     assert keys_of(task.written[0]) == keys_of(table.take(pc.sort_indices(hilbert_keys(table, ["x", "y"]))))
+    sample = FakeTask(table, {"hoodie.layout.optimize.strategy": "hilbert",
+                              "hoodie.layout.optimize.curve.build.method": "SAMPLE"})  # fmt: skip
+    strategy.execute_group(sample)
+    assert sample.written[1] is None and not strategy.execution_splits_group(sample)  # rolled, never split
     with pytest.raises(ConfigError, match="accepted: 'LINEAR', 'ZORDER' or 'HILBERT'"):
         SpaceCurveExecutionStrategy().execute_group(FakeTask(table, {"hoodie.layout.optimize.strategy": "morton"}))

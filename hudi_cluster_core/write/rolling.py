@@ -1,0 +1,129 @@
+"""Base files rolled by written bytes: rows streamed in their final order, a new file once one reaches the target.
+
+Hudi's writers roll a base file when its written size reaches ``hoodie.clustering.plan.strategy.target.file.max.bytes``
+(``HoodieBaseParquetWriter.canWrite``); so does :class:`RollingWriter`. It writes row groups sized to land near
+the target: the compressed bytes per row seen so far (before the first row group: the input files' data bytes
+per row when the caller knows them, else the in-memory size, which overestimates) say how many rows still fit. Every file is a complete Hudi base file, as
+:func:`~hudi_cluster_core.write.base_file.write_base_file` writes it: its marker first, ``_hoodie_file_name``
+set, the bloom filter and min/max record keys of exactly its rows in the footer. Memory: the rows of one
+write call plus the record keys of the open file (for its bloom filter).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import pyarrow as pa
+
+from ..failpoints import failpoint
+from ..io.storage import Storage
+from .base_file import WriteContext, footer_for_keys, new_base_file, parquet_writer, with_file_name, write_stat
+
+# A file this close to the target is done: one more row group would be tiny and overshoot anyway.
+ROLL_SLACK = 0.02
+
+
+@dataclass
+class _OpenFile:
+    file_id: str
+    name: str
+    relative: str
+    sink: pa.NativeFile
+    writer: object
+    started: float
+    rows: int = 0
+    keys: list = field(default_factory=list)
+
+
+class RollingWriter:
+    """Writes ordered row batches as base files of about ``target_bytes`` each; :meth:`close` returns their
+    write stats, in the order written. ``restamp(rows, first_row)`` rewrites meta columns of each batch (rows
+    not preserving Hudi's metadata get the clustering instant and fresh sequence numbers)."""
+
+    def __init__(
+        self, storage: Storage, context: WriteContext, target_bytes: int,
+        restamp: Callable[[pa.Table, int], pa.Table] | None = None, bytes_per_row_hint: float | None = None,
+    ):  # fmt: skip
+        self.storage = storage
+        self.context = context
+        self.target_bytes = max(1, int(target_bytes))
+        self.restamp = restamp
+        self.stats: list[dict] = []
+        self._file: _OpenFile | None = None
+        self._schema: pa.Schema | None = None
+        # measured on the file being written; until then the input's (the same rows, the same codec), if known
+        self._compressed_per_row: float | None = bytes_per_row_hint
+        self._rows_seen = 0
+
+    def write(self, table: pa.Table) -> None:
+        if self._schema is None:
+            self._schema = table.schema
+        if self.restamp is not None and table.num_rows:
+            table = self.restamp(table, self._rows_seen)
+        self._rows_seen += table.num_rows
+        in_memory_per_row = max(1.0, table.nbytes / table.num_rows) if table.num_rows else 1.0
+        row_group_rows = max(1, int(self.context.options.row_group_bytes // in_memory_per_row))
+        offset = 0
+        while offset < table.num_rows:
+            if self._file is None:
+                self._open()
+            open_file = self._file
+            assert open_file is not None
+            room = self.target_bytes - open_file.sink.tell()
+            per_row = self._compressed_per_row or in_memory_per_row
+            rows = min(row_group_rows, table.num_rows - offset, max(1, math.ceil(room / per_row)))
+            self._write_chunk(open_file, table.slice(offset, rows))
+            offset += rows
+            if open_file.sink.tell() >= self.target_bytes * (1 - ROLL_SLACK):
+                self._finish(open_file)
+
+    def close(self) -> list[dict]:
+        """Finish the open file; an input without rows still gets one (empty) file, as ``GroupTask.write`` does."""
+        if self._file is not None:
+            self._finish(self._file)
+        if not self.stats and self._schema is not None:
+            self._open()
+            assert self._file is not None
+            self._write_chunk(self._file, self._schema.empty_table())
+            self._finish(self._file)
+        return self.stats
+
+    def abort(self) -> None:
+        """Stop without a footer; the partial file keeps its marker, so the rollback finds and deletes it."""
+        open_file, self._file = self._file, None
+        if open_file is not None:
+            try:
+                open_file.sink.close()
+            except Exception:  # noqa: BLE001 - already failing; the marker names the file for the rollback
+                pass
+
+    def _open(self) -> None:
+        file_id, name, relative = new_base_file(self.storage, self.context)
+        sink = self.storage.fs.open_output_stream(self.storage.join(relative))
+        self._file = _OpenFile(file_id, name, relative, sink, None, time.monotonic())
+
+    def _write_chunk(self, open_file: _OpenFile, chunk: pa.Table) -> None:
+        chunk = with_file_name(chunk, open_file.name).replace_schema_metadata(None)
+        if open_file.writer is None:
+            open_file.writer = parquet_writer(open_file.sink, chunk.schema, self.context.options)
+        elif chunk.schema != open_file.writer.schema:  # type: ignore[attr-defined]
+            chunk = chunk.cast(open_file.writer.schema)  # type: ignore[attr-defined]
+        open_file.writer.write_table(chunk, row_group_size=max(1, chunk.num_rows))  # type: ignore[attr-defined]
+        open_file.keys.append(chunk.column("_hoodie_record_key"))
+        open_file.rows += chunk.num_rows
+        written = open_file.sink.tell()
+        if open_file.rows and written > 64:  # a row group is out: measure what a row costs compressed
+            self._compressed_per_row = written / open_file.rows
+
+    def _finish(self, open_file: _OpenFile) -> None:
+        self._file = None
+        keys = pa.chunked_array([c for k in open_file.keys for c in k.chunks], open_file.keys[0].type)
+        open_file.writer.add_key_value_metadata(footer_for_keys(keys, self.context.options))  # type: ignore[attr-defined]
+        open_file.writer.close()  # type: ignore[attr-defined]
+        open_file.sink.close()
+        self.stats.append(write_stat(open_file.file_id, open_file.relative, self.context.partition, open_file.rows,
+                                     self.storage.size(self.storage.join(open_file.relative)), open_file.started))  # fmt: skip
+        failpoint("task-after-first-file")

@@ -1,0 +1,323 @@
+"""Issue 12, items 1-2: bounded memory per task (spill to local disk, files rolled at the target size) and a
+large group split by sort-key range across Spark tasks.
+
+The spill path is forced with a tiny ``hudi.cluster.task.memory.bytes``, the split with a tiny
+``hudi.cluster.task.split.min.bytes``, on tables Apache Hudi 1.1.1 wrote; Apache Hudi and hudi-rs must read the
+same rows before and after, every file must be sorted, the files of a group contiguous runs of its order, and
+each file a complete Hudi base file (bloom filter and min/max keys of exactly its rows)."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hudi_cluster_core.api import cluster
+from hudi_cluster_core.errors import ConfigError
+from hudi_cluster_core.failpoints import FAIL_FIRST_ATTEMPT_ENV
+from hudi_cluster_core.io.bloom import BLOOM_FILTER_FOOTER_KEY, bloom_might_contain_many
+from hudi_cluster_core.io.curves import sort_key_table, sort_rows
+from hudi_cluster_core.plan.avro_plan import InputSlice, PlanGroup
+from hudi_cluster_core.run import outofcore
+from hudi_cluster_core.run.ranges import choose_boundaries, range_of_rows
+from hudi_cluster_core.run.task import GroupTask
+from hudi_cluster_core.table.naming import parse_base_file
+from hudi_cluster_core.write.base_file import ParquetOptions
+from tests.support.apache_hudi import (
+    assert_upsert_found_keys, hudi_upsert, make_small_file_table, make_updates, read_hudi_snapshot, small_file_rows,
+)  # fmt: skip
+from hudi_cluster_core.table import load_table
+from tests.support.readers import assert_same_rows, hudi_rs_file_slices, read_hudi_rs
+from hudi_cluster_core.write.append import append
+from tests.support.runs import cli_command, cli_env, table_problems
+
+INSTANT = "20260101000000000"
+SORT_KEY = "hoodie.clustering.plan.strategy.sort.columns"
+TARGET_KEY = "hoodie.clustering.plan.strategy.target.file.max.bytes"
+
+
+# ------------------------------------------------------------------------------ boundaries and ranges (hypothesis)
+
+
+def _python_key(row: dict, names: list[str]) -> tuple:
+    """A key row as Python compares it: validity flags before values; NaN above every number."""
+    out = []
+    for name in names:
+        value = row[name]
+        if isinstance(value, float) and math.isnan(value):
+            out.append((1, 0.0))
+        else:
+            out.append((0, value) if value is not None else (0, 0))
+    return tuple(out)
+
+
+key_values = st.one_of(
+    st.lists(st.one_of(st.none(), st.integers(-5, 5)), min_size=0, max_size=60).map(lambda v: pa.array(v, pa.int64())),
+    st.lists(st.one_of(st.none(), st.just(float("nan")), st.floats(-3, 3)), max_size=60).map(
+        lambda v: pa.array(v, pa.float64())
+    ),
+    st.lists(st.one_of(st.none(), st.text("abc", max_size=3)), max_size=60).map(lambda v: pa.array(v, pa.string())),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(first=key_values, second_seed=st.integers(0, 3), ranges=st.integers(1, 9), split=st.integers(0, 60))
+def test_ranges_cover_every_row_in_key_order_and_never_split_equal_keys(first, second_seed, ranges, split):
+    n = len(first)
+    second = pa.array(np.random.default_rng(second_seed).integers(0, 3, n), pa.int64())
+    table = pa.table({"a": first, "b": second})
+    keys = sort_key_table(table, ["a", "b"], "linear")
+    # boundaries from a sample (a prefix of the rows), applied to every row
+    boundaries = choose_boundaries(keys.slice(0, min(split, n)), ranges)
+    assert boundaries.num_rows <= max(0, ranges - 1)
+    found = range_of_rows(keys, boundaries)
+    assert found.shape == (n,) and (found >= 0).all() and (found <= boundaries.num_rows).all()
+    names = keys.column_names
+    bounds = [_python_key(r, names) for r in boundaries.to_pylist()]
+    assert bounds == sorted(set(bounds)), "boundaries ascend and are distinct"
+    for row, got in zip(keys.to_pylist(), found):
+        key = _python_key(row, names)
+        assert got == sum(b <= key for b in bounds), (row, got, bounds)
+
+
+@settings(max_examples=30, deadline=None)
+@given(values=st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=200), ranges=st.integers(2, 8),
+       layout=st.sampled_from(["z-order", "hilbert"]))  # fmt: skip
+def test_curve_ranges_follow_the_curve_order(values, ranges, layout):
+    rng = np.random.default_rng(len(values))
+    table = pa.table({"x": pa.array(values, pa.int64()), "y": pa.array(rng.normal(0, 9, len(values)))})
+    keys = sort_key_table(table, ["x", "y"], layout)
+    found = range_of_rows(keys, choose_boundaries(keys, ranges))
+    ordered = sort_rows(table.append_column("range", pa.array(found)), ["x", "y"], layout)
+    assert (np.diff(ordered.column("range").to_numpy()) >= 0).all(), "a later range holds an earlier curve key"
+
+
+# ---------------------------------------------------------------------- the external sort in-process (no Spark)
+
+
+def meta_rows(keys: list[str], values) -> pa.Table:
+    n = len(keys)
+    text = pa.string()
+    return pa.table({
+        "_hoodie_commit_time": pa.array(["20250101000000000"] * n, text),
+        "_hoodie_commit_seqno": pa.array([f"s{i}" for i in range(n)], text),
+        "_hoodie_record_key": pa.array(keys, text), "_hoodie_partition_path": pa.array(["p"] * n, text),
+        "_hoodie_file_name": pa.array(["old"] * n, text),
+        "v": pa.array(values, pa.float64()), "w": pa.array([len(k) % 3 for k in keys], pa.int32()),
+    })  # fmt: skip
+
+
+def group_over(tmp_path: Path, parts: list[pa.Table], **fields) -> GroupTask:
+    slices = []
+    (tmp_path / "p").mkdir(parents=True, exist_ok=True)
+    for n, part in enumerate(parts):
+        name = f"f{n}-0_0-1-1_20250101000000000.parquet"
+        pq.write_table(part, tmp_path / "p" / name, row_group_size=17)
+        slices.append(InputSlice("p", parse_base_file(name, 0).file_id, str(tmp_path / "p" / name)))
+    group = PlanGroup(0, "p", tuple(slices), 1)
+    fields.setdefault("options", ParquetOptions(compression="snappy"))
+    return GroupTask(str(tmp_path), INSTANT, group, None, None, **fields)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(st.one_of(st.none(), st.just(float("nan")), st.floats(-50, 50)), min_size=0, max_size=400),
+       units=st.integers(1, 3), files=st.integers(1, 4), layout=st.sampled_from(["linear", "z-order"]))  # fmt: skip
+def test_spilled_units_together_hold_every_row_once_in_order(tmp_path_factory, values, units, files, layout):
+    root = tmp_path_factory.mktemp("spill")
+    keys = [f"k{i:04d}" for i in range(len(values))]
+    rows = meta_rows(keys, values)
+    cuts = np.linspace(0, len(values), files + 1).astype(int)
+    parts = [rows.slice(a, b - a) for a, b in zip(cuts, cuts[1:])]
+    columns = ["v", "w"]
+    written = []
+    for unit in range(units):
+        # 1 KiB of budget: every unit cuts its share into several ranges spilled to disk
+        task = group_over(root, parts, memory_budget=1024, unit=unit, units=units, write_token=f"{unit}-1-1",
+                          target_file_max_bytes=2048, spill_dir=str(root))  # fmt: skip
+        for stat in task.write_sorted(columns, layout):
+            written.append(pq.read_table(root / stat["path"]))
+    assert [p.name for p in root.iterdir() if p.name.startswith("hudi-cluster-spill-")] == [], "spill dir left"
+    out = pa.concat_tables(written)
+    assert sorted(out.column("_hoodie_record_key").to_pylist()) == keys
+    got = sort_key_table(out, columns, layout).to_pylist()
+    assert got == sort_key_table(sort_rows(out, columns, layout), columns, layout).to_pylist() or _nan_equal(
+        got, sort_key_table(sort_rows(out, columns, layout), columns, layout).to_pylist()
+    ), "files in unit order are not one sorted run"
+
+
+def _nan_equal(a: list[dict], b: list[dict]) -> bool:
+    def norm(row):
+        return tuple("nan" if isinstance(v, float) and math.isnan(v) else v for v in row.values())
+
+    return [norm(r) for r in a] == [norm(r) for r in b]
+
+
+def test_rolled_files_are_near_the_target_with_their_own_footers(tmp_path):
+    n = 6000
+    rng = np.random.default_rng(5)
+    rows = meta_rows([f"key-{i:06d}" for i in rng.permutation(n)], rng.normal(0, 1, n))
+    target = 24 * 1024
+    task = group_over(tmp_path, [rows], target_file_max_bytes=target,
+                      options=ParquetOptions(compression="gzip"))  # fmt: skip
+    stats = task.write(rows)
+    assert len(stats) >= 4 and sum(s["numWrites"] for s in stats) == n
+    for index, stat in enumerate(stats):
+        path = tmp_path / stat["path"]
+        data = data_bytes(path)
+        if index < len(stats) - 1:  # all but the last reach the target, and stop close to it
+            assert 0.9 * target <= data <= 1.3 * target, (index, data)
+        assert_footer_matches(path)
+
+
+def data_bytes(path) -> int:
+    meta = pq.read_metadata(path)
+    return sum(meta.row_group(g).column(c).total_compressed_size
+               for g in range(meta.num_row_groups) for c in range(meta.num_columns))  # fmt: skip
+
+
+def assert_footer_matches(path) -> None:
+    footer = {k.decode(): v.decode() for k, v in pq.read_metadata(path).metadata.items()}
+    keys = pq.read_table(path, columns=["_hoodie_record_key"]).column(0).to_pylist()
+    name = Path(path).name
+    assert set(pq.read_table(path, columns=["_hoodie_file_name"]).column(0).to_pylist()) <= {name}
+    if keys:
+        assert footer["hoodie_min_record_key"] == min(keys) and footer["hoodie_max_record_key"] == max(keys)
+        assert bloom_might_contain_many(footer[BLOOM_FILTER_FOOTER_KEY], keys).all()
+
+
+def test_bad_memory_settings_are_one_clear_error_before_anything_is_written(tmp_path):
+    with pytest.raises(ConfigError, match=r"hudi.cluster.task.memory.bytes='1g': accepted: a plain number of bytes"):
+        cluster(tmp_path / "no-table", "scheduleAndExecute", {"hudi.cluster.task.memory.bytes": "1g"})
+    with pytest.raises(ConfigError, match="hudi.cluster.task.split.min.bytes='12'"):
+        cluster(tmp_path / "no-table", "scheduleAndExecute", {"hudi.cluster.task.split.min.bytes": "12"})
+    assert outofcore.memory_budget({}, "1g") == 768 * 1024**2 < outofcore.memory_budget({}) == 1024**3  # spark.executor.pyspark.memory caps it
+
+
+# ------------------------------------------------------------------- end to end on Spark, tables by Apache Hudi
+
+
+@pytest.fixture(scope="module")
+def cow_table(spark, tmp_path_factory):
+    base = tmp_path_factory.mktemp("cow") / "t"
+    make_small_file_table(spark, str(base), batches=5, rows_per_batch=120, partitioned=False)
+    return base
+
+
+@pytest.fixture(scope="module")
+def mor_table(spark, tmp_path_factory):
+    base = tmp_path_factory.mktemp("mor") / "t"
+    rows = make_small_file_table(spark, str(base), batches=4, rows_per_batch=100, partitioned=False,
+                                 table_type="MERGE_ON_READ")  # fmt: skip
+    hudi_upsert(spark, str(base), make_updates(rows.slice(0, 150)), table_type="MERGE_ON_READ", partition_field="")
+    return base
+
+
+def fresh_copy(source: Path, tmp_path: Path) -> str:
+    target = tmp_path / "t"
+    shutil.copytree(source, target)
+    return str(target)
+
+
+def new_files(base: str) -> list[Path]:
+    return [Path(base) / s["base_file"] for s in hudi_rs_file_slices(base) if s.get("base_file")]
+
+
+def assert_group_order(files: list[Path], columns: list[str], layout: str) -> None:
+    """Every file sorted; the files (by first key) one run of the order, no two overlapping."""
+    schema_names = pq.read_schema(files[0]).names
+    runs = []
+    for path in files:
+        table = pq.read_table(path)
+        keys = [tuple(r.values()) for r in sort_key_table(table, columns, layout, field_names=schema_names).to_pylist()]
+        assert all(a <= b for a, b in zip(keys, keys[1:])), f"{path.name} is not sorted"
+        if keys:
+            runs.append((keys[0], keys[-1], path.name))
+    runs.sort()
+    for (_, last, first_name), (start, _, second_name) in zip(runs, runs[1:]):
+        assert last <= start, f"{first_name} and {second_name} overlap in the {layout} order"
+
+
+def tasks_of(files: list[Path]) -> set[str]:
+    return {path.name.split("_")[1].split("-")[0] for path in files}  # the Spark partition of the write token
+
+
+@pytest.mark.parametrize(("fixture", "columns", "layout"), [
+    ("cow_table", ["c_int", "ts"], "linear"),
+    ("mor_table", ["c_long", "c_double"], "z-order"),
+])  # fmt: skip
+def test_spilled_group_keeps_rows_order_file_sizes_and_footers(spark, request, tmp_path, fixture, columns, layout):
+    base = fresh_copy(request.getfixturevalue(fixture), tmp_path)
+    before = {"hudi": read_hudi_snapshot(spark, base), "hudi-rs": read_hudi_rs(base)}
+    budget, target = 8192, 16 * 1024
+    result = cluster(base, "scheduleAndExecute", {
+        SORT_KEY: ",".join(columns), "hoodie.layout.optimize.strategy": layout, TARGET_KEY: str(target),
+        "hudi.cluster.task.memory.bytes": str(budget),
+    }, spark=spark)  # fmt: skip
+    assert result.completed_file and len(result.groups) == 1
+    after = {"hudi": read_hudi_snapshot(spark, base), "hudi-rs": read_hudi_rs(base)}
+    for reader in before:
+        assert_same_rows(before[reader], after[reader], labels=(f"{reader} before", f"{reader} after"))
+    files = new_files(base)
+    assert sorted(str(f.relative_to(base)) for f in files) == sorted(result.groups[0]["output_files"])
+    # the group's rows in memory are many budgets: it went through the spill path, several ranges
+    assert result.groups[0]["input_bytes"] * 2 * outofcore.SORT_OVERHEAD > budget
+    assert_group_order(files, columns, layout)
+    assert len(files) >= 2 and sum(data_bytes(f) < 0.9 * target for f in files) <= len(tasks_of(files))
+    assert all(data_bytes(f) <= 1.3 * target for f in files)
+    for path in files:
+        assert_footer_matches(path)
+    if fixture == "cow_table":  # Apache Hudi's bloom index finds every key through the new footers
+        updates = make_updates(small_file_rows(0, 30))
+        stats = hudi_upsert(spark, base, updates, partition_field="")
+        assert_upsert_found_keys(spark, base, updates, stats, rows_before=before["hudi"].num_rows)
+
+
+@pytest.mark.parametrize(("read_parallelism", "layout"), [(None, "linear"), (None, "hilbert"), ("1", "linear")])
+def test_a_large_group_is_split_by_key_range_across_spark_tasks(spark, cow_table, tmp_path, read_parallelism, layout):
+    base = fresh_copy(cow_table, tmp_path)
+    before = read_hudi_rs(base)
+    options = {
+        SORT_KEY: "c_int,ts", "hoodie.layout.optimize.strategy": layout, TARGET_KEY: str(16 * 1024),
+        "hudi.cluster.task.split.min.bytes": "1024",  # a small table counts as large
+    }
+    if read_parallelism:
+        options["hoodie.clustering.group.read.parallelism"] = read_parallelism
+    result = cluster(base, "scheduleAndExecute", options, spark=spark)
+    assert result.completed_file and len(result.groups) == 1
+    files = new_files(base)
+    expected_tasks = int(spark.sparkContext.defaultParallelism) if read_parallelism is None else 1
+    assert expected_tasks >= 2 or read_parallelism
+    assert len(tasks_of(files)) == expected_tasks, [f.name for f in files]
+    assert_group_order(files, ["c_int", "ts"], layout)
+    assert_same_rows(before, read_hudi_rs(base), labels=("hudi-rs before", "hudi-rs after"))
+    assert_same_rows(read_hudi_snapshot(spark, base), read_hudi_rs(base), labels=("hudi", "hudi-rs"))
+
+
+def test_a_retried_range_task_leaves_no_stray_file(tmp_path):
+    """Every split task fails once after its first file (Spark retries it, ``local[2,2]``): the commit deletes the
+    failed attempts' files (they have markers, no write stat), and the rows are those before."""
+    base = str(tmp_path / "t")
+    for batch in range(4):  # one partition: one group, split in two
+        append(base, small_file_rows(batch * 200, 200, seed=3), table_name="retry", record_key="id",
+               precombine_field="ts", table_version=9)  # fmt: skip
+    before = read_hudi_rs(base)
+    env = {**cli_env(), FAIL_FIRST_ATTEMPT_ENV: "task-after-first-file"}
+    command = cli_command(base, "--spark-master", "local[2,2]", "--hoodie-conf", "hudi.cluster.task.split.min.bytes=1024",
+                          "--hoodie-conf", f"{TARGET_KEY}=8192", "--hoodie-conf", "hudi.cluster.task.memory.bytes=4096")  # fmt: skip
+    run = subprocess.run(command, env=env, text=True, capture_output=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "written by a failed task attempt" in run.stderr  # the first attempts failed after a file
+    assert table_problems(base) == []
+    clustering = load_table(base).timeline.completed(("replacecommit",))[-1].time
+    written = {p.name for p in Path(base).rglob(f"*_{clustering}.parquet") if ".hoodie" not in p.parts}
+    committed = {s["base_file"] for s in hudi_rs_file_slices(base) if s["base_file"].endswith(f"_{clustering}.parquet")}
+    assert written == committed and len(tasks_of([Path(n) for n in committed])) == 2, (written, committed)
+    assert_same_rows(before, read_hudi_rs(base), labels=("hudi-rs before", "hudi-rs after"))
