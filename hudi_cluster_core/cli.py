@@ -303,6 +303,10 @@ def _terminate(signum, frame) -> None:
     from pyspark import SparkContext
 
     _TERMINATED.set()
+    from .run.spark import defer_stop_while_starting
+
+    if defer_stop_while_starting():
+        return
     context = SparkContext._active_spark_context
     if context is not None:
         context.cancelAllJobs()

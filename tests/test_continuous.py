@@ -59,7 +59,8 @@ class Service:
             self.process.wait()
             raise AssertionError(f"the service did not stop on SIGTERM within {timeout} s: {self.lines[-20:]}") from None
         for reader in self.readers:
-            reader.join(timeout=10)
+            reader.join(timeout=30)
+        assert not any(r.is_alive() for r in self.readers), "a process left behind (a JVM?) still holds the pipes"
         return code, "\n".join(self.errors)
 
 
@@ -100,3 +101,19 @@ def test_sigterm_mid_clustering_rolls_back_and_exits_0(spark, template, tmp_path
     assert any("stopped by SIGTERM" in line and "rolled back" in line for line in service.lines), service.lines
     assert table_problems(base) == []
     assert_same_rows(read_hudi_rs(base), before, labels=("after", "before"))
+
+
+def test_sigterm_right_after_the_plan_is_written_leaves_nothing_behind(template, tmp_path):
+    base = str(tmp_path / "t")
+    shutil.copytree(template, base)
+    before = read_hudi_rs(base)
+    service = Service(base)
+    try:  # the heartbeat appears when the plan is written, before the Spark session exists (or while it starts)
+        wait_for(lambda: list(Path(base, ".hoodie", ".heartbeat").glob("*")), timeout=300, what="a clustering to start")
+    finally:
+        code, err = service.stop()
+    assert code == 0, err[-2000:]
+    assert any("stopped by SIGTERM" in line for line in service.lines), service.lines
+    assert table_problems(base) == []
+    after = read_hudi_rs(base)
+    assert_same_rows(after, before, labels=("after", "before"))
