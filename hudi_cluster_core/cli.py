@@ -303,9 +303,10 @@ def _terminate(signum, frame) -> None:
     from pyspark import SparkContext
 
     _TERMINATED.set()
-    from .run.spark import defer_stop_while_starting
-
-    if defer_stop_while_starting():
+    # not imported here: the signal may land while that module is being imported (then Spark is not starting)
+    spark_runtime = sys.modules.get("hudi_cluster_core.run.spark")
+    defer = getattr(spark_runtime, "defer_stop_while_starting", None)
+    if defer is not None and defer():
         return
     context = SparkContext._active_spark_context
     if context is not None:

@@ -28,8 +28,7 @@ LEAVES_INFLIGHT = ("after-inflight", "task-after-first-file", "after-tasks", "be
 
 
 # tables Apache Hudi wrote, history archived and cleaned (tests/support/archived_tables.py); the last one has a
-# metadata table (files, column and partition stats, record index), which the clustering commit keeps and its
-# rollback cleans
+# metadata table (files, column and partition stats), which the clustering commit keeps and its rollback cleans
 KINDS = ("cow_v9", "cow_v6", "mor_v9_late_upserts", "cow_v9_mdt")
 # points reached only on a table with a metadata table
 MDT_FIRST = tuple(p for p in MDT_POINTS if not p.startswith("rollback"))

@@ -25,7 +25,7 @@ FAMILIES = {
                          "hoodie.clustering.plan.strategy.sort.columns": "c_long"},
     "commit-time": {PLAN: "commit-time", "hoodie.clustering.plan.strategy.commit.time.window.commits": "3"},
     # a small target makes several output files per partition, so their key ranges can be compared
-    "key-range": {PLAN: "key-range", "hoodie.clustering.plan.strategy.target.file.max.bytes": str(1 << 20)},
+    "key-range": {PLAN: "key-range", "hoodie.clustering.plan.strategy.target.file.max.bytes": str(1 << 13)},
     "z-order": {PLAN: "size-based", "hoodie.clustering.plan.strategy.sort.columns": "c_int,c_double",
                 "hoodie.layout.optimize.strategy": "z-order"},
     "hilbert": {PLAN: "size-based", "hoodie.clustering.plan.strategy.sort.columns": "c_int,c_double",

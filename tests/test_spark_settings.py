@@ -111,7 +111,8 @@ def test_local_run_sizes_the_driver_jvm_and_logs_progress_to_100_percent(table_t
     (driver,) = [e for e in log if e["Event"] == "SparkListenerBlockManagerAdded"]
     # unified memory = (heap - 300 MiB reserved) * 0.6: about 240 MiB for a 700 MiB heap, about 434 MiB at the 1g default
     assert 200 * 2**20 < driver["Maximum Memory"] < 300 * 2**20, driver
-    assert [s["Stage Info"]["Number of Tasks"] for s in log if s["Event"] == "SparkListenerStageSubmitted"] == [1]
+    # a Spark job per group (3 small groups: one task each), one job at a time with --parallelism 1
+    assert [s["Stage Info"]["Number of Tasks"] for s in log if s["Event"] == "SparkListenerStageSubmitted"] == [1, 1, 1]
     assert table_problems(base) == []
     assert_same_rows(before, read_hudi_rs(base), labels=("before", "after"))
 

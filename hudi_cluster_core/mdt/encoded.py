@@ -49,6 +49,16 @@ class EncodedRecords:
     def take(self, indices: np.ndarray) -> EncodedRecords:
         return EncodedRecords(self.rows.take(pa.array(indices)), self.value_ids[indices], self.values)
 
+    def last_per_key(self) -> EncodedRecords:
+        """One record per key, the last one given (Hudi merges one MDT batch's records by key); sorted."""
+        order = np.asarray(pc.sort_indices(self.rows))  # stable: equal keys keep their given order
+        if len(order) < 2:
+            return self.take(order)
+        ordered = self.rows.take(pa.array(order))
+        same_as_next = pc.equal(ordered.slice(0, len(order) - 1), ordered.slice(1)).to_numpy(zero_copy_only=False)
+        keep = ~np.append(same_as_next.astype(bool), False)
+        return self.take(order[keep])
+
     def sorted(self) -> EncodedRecords:
         """By row bytes, the order HFile needs (Arrow compares binary as unsigned bytes)."""
         return self.take(np.asarray(pc.sort_indices(self.rows)))

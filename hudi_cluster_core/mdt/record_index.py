@@ -34,6 +34,7 @@ arrays (``encoded.EncodedRecords``), with one encoded value per new file.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import json
 import re
 import uuid
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from ..io.storage import Storage
     from .partitions import CommitFiles  # partitions registers this module's builder
 
+log = logging.getLogger(__name__)
 RECORD_INDEX_PARTITION = "record_index"
 RECORD_KEY_COLUMN = "_hoodie_record_key"
 UUID_ENCODING, RAW_ENCODING = 0, 1
@@ -143,5 +145,10 @@ def record_index_records(commit: CommitFiles) -> EncodedRecords:
                     keys = parquet.read_row_group(group, columns=[RECORD_KEY_COLUMN]).column(0).combine_chunks()
                     rows.append(keys)
                     value_ids.append(np.full(len(keys), value_id, dtype=np.int32))
-    return EncodedRecords.concat(rows, value_ids, values)
+    records = EncodedRecords.concat(rows, value_ids, values)
+    unique = records.last_per_key()
+    if len(unique) < len(records):  # a table written with duplicates (insert): the index holds one location per key
+        log.warning("record index: %d duplicate record key(s) among the new files; one location kept per key, as "
+                    "Hudi does", len(records) - len(unique))  # fmt: skip
+    return unique
 

@@ -36,7 +36,6 @@ WHOLE_TABLE_CLUSTERING = {
     "hoodie.clustering.plan.strategy.max.bytes.per.group": str(2 << 30),
     "hoodie.clustering.plan.strategy.max.num.groups": "30",
 }
-RECORD_INDEX = {"hoodie.metadata.record.index.enable": "true"}
 INSERT_COMMITS = 12
 ROWS_PER_COMMIT = 12  # 4 rows per partition and commit
 PARTITIONS = 3
@@ -50,8 +49,7 @@ class TableKind:
     table_version: int
     table_type: str
     late_upserts: bool = False
-    # files, column_stats and partition_stats (Hudi 1.1.1's defaults), and the record index
-    metadata_table: bool = False
+    metadata_table: bool = False  # files, column_stats and partition_stats, Hudi 1.1.1's defaults
 
 
 KINDS = {
@@ -102,7 +100,7 @@ class TableBuilder:
                 make_small_file_table(
                     self.spark, str(path), batches=INSERT_COMMITS, rows_per_batch=ROWS_PER_COMMIT,
                     table_version=kind.table_version, table_type=kind.table_type,
-                    extra_options={**ARCHIVAL_OPTIONS, **(RECORD_INDEX if kind.metadata_table else {})},
+                    extra_options=ARCHIVAL_OPTIONS,
                     metadata_enable=kind.metadata_table,
                 )  # fmt: skip
             self._built[name] = str(path)
