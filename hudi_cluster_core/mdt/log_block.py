@@ -18,13 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
+from ..io.log_format import MAGIC, LogFormatError, read_log_blocks
 from .encoded import EncodedRecords, route_encoded
 from .hfile import Compression, write_hfile
 from .records import MetadataRecord, block_schema_json, hfile_entries
 
 Records = Sequence[MetadataRecord] | EncodedRecords  # what a partition's builder gives (encoded: large partitions)
 
-MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1
 
 
@@ -48,10 +48,6 @@ class HeaderKey(IntEnum):
     BLOCK_IDENTIFIER = 6
     IS_PARTIAL = 7
     BASE_FILE_INSTANT_TIME_OF_RECORD_POSITIONS = 8
-
-
-class LogFormatError(ValueError):
-    """Bytes that are not a sequence of Hudi log blocks."""
 
 
 @dataclass(frozen=True)
@@ -90,39 +86,19 @@ def hfile_data_block(instant_time: str, records: Records, *, create_time_ms: int
     return LogBlock(BlockType.HFILE_DATA, {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema}, content, {})
 
 
-def read_blocks(data: bytes) -> list[LogBlock]:
-    """Every block of a log file (for tests and checks; no corrupt-block recovery)."""
+def read_blocks(data: bytes, source: str = "log file", *, skip_corrupt: bool = False) -> list[LogBlock]:
+    """Every block of a log file (bound-checked: ``io.log_format``). Header keys this code does not know are
+    left out. ``skip_corrupt`` goes on past a block that can't be framed, as Hudi's reader does."""
     blocks = []
-    at = 0
-    while at < len(data):
-        if data[at : at + 6] != MAGIC:
-            raise LogFormatError(f"no {MAGIC!r} at offset {at}")
-        (rest,) = struct.unpack(">q", data[at + 6 : at + 14])
-        end = at + 14 + rest
-        version, kind = struct.unpack(">ii", data[at + 14 : at + 22])
-        if version != LOG_FORMAT_VERSION:
-            raise LogFormatError(f"log format version {version} at offset {at}")
-        header, cursor = _decode_map(data, at + 22)
-        (length,) = struct.unpack(">q", data[cursor : cursor + 8])
-        content = data[cursor + 8 : cursor + 8 + length]
-        footer, cursor = _decode_map(data, cursor + 8 + length)
-        (total,) = struct.unpack(">q", data[cursor : cursor + 8])
-        if cursor + 8 != end or total != end - at - 8:
-            raise LogFormatError(f"block at {at}: sizes do not add up ({cursor + 8} vs {end}, {total})")
-        blocks.append(LogBlock(BlockType(kind), header, content, footer))
-        at = end
+    for raw in read_log_blocks(data, source, skip_corrupt=skip_corrupt):
+        if raw.version != LOG_FORMAT_VERSION:
+            raise LogFormatError(f"{source}: log format version {raw.version} at byte {raw.offset} (1 is read)")
+        blocks.append(LogBlock(BlockType(raw.type), _known(raw.header), raw.content(data), _known(raw.footer)))
     return blocks
 
 
-def _decode_map(data: bytes, at: int) -> tuple[dict[HeaderKey, str], int]:
-    (count,) = struct.unpack(">i", data[at : at + 4])
-    at += 4
-    entries = {}
-    for _ in range(count):
-        key, length = struct.unpack(">ii", data[at : at + 8])
-        entries[HeaderKey(key)] = data[at + 8 : at + 8 + length].decode("utf-8")
-        at += 8 + length
-    return entries, at
+def _known(entries: Mapping[int, str]) -> dict[HeaderKey, str]:
+    return {HeaderKey(key): value for key, value in entries.items() if key in HeaderKey._value2member_map_}
 
 
 # ------------------------------------------------------------------------------------------- names, routing

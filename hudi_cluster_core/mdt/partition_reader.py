@@ -84,7 +84,7 @@ def read_partition(storage: Storage, partition: str, wanted: Callable[[str], boo
         for completion, _, _, name in sorted(logs.get(file_id, [])):
             if completion <= base_instant:
                 continue  # compacted into the base file
-            for block in read_blocks(mdt.read_bytes(mdt.join(partition, name))):
+            for block in read_blocks(mdt.read_bytes(mdt.join(partition, name)), f"{partition}/{name}", skip_corrupt=True):
                 if block.type is BlockType.HFILE_DATA:
                     for key, record in _hfile_records(block.content, block.header.get(HeaderKey.SCHEMA, ""), wanted):
                         found.setdefault(key, []).append(record)

@@ -29,12 +29,12 @@ import pyarrow.parquet as pq
 
 from ..avro import decode_avro, decode_commit_metadata
 from ..errors import TableError
+from ..io.log_format import LogFormatError, read_log_blocks
 from ..io.storage import Storage
 from .naming import LOG_FILE_RE
 from .properties import TableConfig
 from .timeline import WRITE_ACTIONS, State
 
-LOG_MAGIC = b"#HUDI#"
 AVRO_DATA_BLOCK = 3  # HoodieLogBlockType ordinal
 SCHEMA_HEADER_KEY = 2  # HeaderMetadataType.SCHEMA ordinal
 ARCHIVE_FILE_PREFIX = ".commits_.archive"
@@ -298,44 +298,16 @@ def _unpack(fmt: str, data: bytes, position: int, end: int, path: str) -> tuple:
 
 
 def _avro_blocks(path: str, data: bytes) -> Iterator[tuple[str, int, int]]:
-    """(writer schema, content start, content end) of each Avro data block of a Hudi log file (format version 1+:
-    magic, int64 size, int32 version, int32 type, header, int64 content length, content, footer, int64 length)."""
-    position, total = 0, len(data)
-    while position < total:
-        if data[position : position + len(LOG_MAGIC)] != LOG_MAGIC:
-            raise TableError(f"{path}: corrupt Hudi log file: no block magic at byte {position}")
-        size, = _unpack(">q", data, position + 6, total, path)
-        block_end = position + 14 + size
-        if size < 0 or block_end > total:
-            raise TableError(f"{path}: truncated Hudi log block at byte {position} (size {size}, file {total} bytes)")
-        version, block_type = _unpack(">ii", data, position + 14, block_end, path)
-        if version < 1:
-            raise TableError(f"{path}: Hudi log format version {version} is not supported (1 is)")
-        cursor = position + 22
-        header, cursor = _metadata_map(path, data, cursor, block_end)
-        length, = _unpack(">q", data, cursor, block_end, path)
-        cursor += 8
-        if length < 0 or cursor + length > block_end:
-            raise TableError(f"{path}: corrupt Hudi log block at byte {position}: content length {length}")
-        if block_type == AVRO_DATA_BLOCK:
-            if SCHEMA_HEADER_KEY not in header:
-                raise TableError(f"{path}: Avro data block at byte {position} has no schema in its header")
-            yield header[SCHEMA_HEADER_KEY], cursor, cursor + length
-        position = block_end
-
-
-def _metadata_map(path: str, data: bytes, cursor: int, end: int) -> tuple[dict[int, str], int]:
-    count, = _unpack(">i", data, cursor, end, path)
-    cursor += 4
-    entries = {}
-    for _ in range(count):
-        key, length = _unpack(">ii", data, cursor, end, path)
-        cursor += 8
-        if length < 0 or cursor + length > end:
-            raise TableError(f"{path}: corrupt Hudi log block header at byte {cursor}")
-        entries[key] = data[cursor : cursor + length].decode("utf-8", "replace")
-        cursor += length
-    return entries, cursor
+    """(writer schema, content start, content end) of each Avro data block of an archive log file."""
+    try:
+        for block in read_log_blocks(data, path):
+            if block.type != AVRO_DATA_BLOCK:
+                continue
+            if SCHEMA_HEADER_KEY not in block.header:
+                raise TableError(f"{path}: Avro data block at byte {block.offset} has no schema in its header")
+            yield block.header[SCHEMA_HEADER_KEY], block.content_start, block.content_end
+    except LogFormatError as exc:
+        raise TableError(str(exc)) from None
 
 
 def _commit_shape(raw: dict, source: str) -> dict:

@@ -102,9 +102,11 @@ class Timeline:
     def path_of(self, file_name: str) -> str:
         return posix_join(self.directory, file_name)
 
-    def commit_metadata(self, instant: Instant) -> dict:
+    def commit_metadata(self, instant: Instant, data: bytes | None = None) -> dict:
+        """The instant file's commit metadata; ``data`` is its bytes when the caller has read them already."""
         return decode_commit_metadata(
-            self.read(instant), layout_version=self.layout_version, source=self.path_of(instant.file_name)
+            self.read(instant) if data is None else data, layout_version=self.layout_version,
+            source=self.path_of(instant.file_name),
         )
 
     def requested_file(self, instant_time: str) -> Instant | None:

@@ -241,10 +241,11 @@ class FileSystemView:
                 if parsed is not None:
                     touched.setdefault(FileGroupId(posixpath.dirname(path), parsed.file_id), instant.time)
             inflight = next((f for f in self.timeline.files_of(instant.time) if f.state is State.INFLIGHT), None)
-            if inflight is None or not self.timeline.read(inflight):
+            data = self.timeline.read(inflight) if inflight is not None else b""
+            if inflight is None or not data:  # no profile saved (yet)
                 continue
             try:
-                profile = self.timeline.commit_metadata(inflight)
+                profile = self.timeline.commit_metadata(inflight, data)
             except Exception:  # noqa: BLE001 - a profile we can't read only means we learn less from it
                 continue
             for partition, stats in (profile.get("partitionToWriteStats") or {}).items():
