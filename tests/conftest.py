@@ -56,7 +56,7 @@ def table_copy(fixtures_dir, tmp_path_factory):
 def hudi_tables(spark, tmp_path_factory):
     """Tables as users have them, written once per test session by Apache Hudi 1.1.1 with aggressive archival and
     cleaning (``tests/support/archived_tables.py``): ``hudi_tables.copy(kind, label)`` gives a fresh copy to change;
-    kinds ``cow_v6``, ``cow_v9``, ``mor_v9``, ``mor_v9_late_upserts``."""
+    kinds ``cow_v6``, ``cow_v9``, ``mor_v9``, ``mor_v9_late_upserts``, ``cow_v9_mdt``, ``cow_v9_rli``."""
     from tests.support.archived_tables import TableBuilder
 
     return TableBuilder(spark, tmp_path_factory.mktemp("hudi-tables"))

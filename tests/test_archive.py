@@ -30,7 +30,8 @@ from tests.support.archived_tables import (
 )  # fmt: skip
 from tests.support.readers import assert_same_rows, hudi_rs_file_slices, read_hudi_rs
 
-ALL_KINDS = list(KINDS)
+# the record-index table is the crash campaign's: with the record index Hudi archives less (6 of 12 commits stay active)
+ALL_KINDS = [name for name, kind in KINDS.items() if not kind.record_index]
 
 
 @pytest.fixture(scope="module")

@@ -38,8 +38,8 @@ from tests.support.apache_hudi import (
 )  # fmt: skip
 from tests.support.readers import assert_same_rows, read_hudi_rs
 
-# Only files and record_index: column/partition stats are another builder's; enabling them here would make every
-# Hudi write re-initialise them after our clustering drops them.
+# Only files and record_index, so this module proves the record index alone (the stats indexes are
+# test_mdt_stats's; the crash campaign's record-index table has all of them).
 RLI = {
     "hoodie.metadata.record.index.enable": "true",
     "hoodie.metadata.index.column.stats.enable": "false",

@@ -50,6 +50,7 @@ class TableKind:
     table_type: str
     late_upserts: bool = False
     metadata_table: bool = False  # files, column_stats and partition_stats, Hudi 1.1.1's defaults
+    record_index: bool = False  # and the record index (hoodie.metadata.record.index.enable)
 
 
 KINDS = {
@@ -58,7 +59,9 @@ KINDS = {
     "mor_v9": TableKind("mor_v9", 9, "MERGE_ON_READ"),
     "mor_v9_late_upserts": TableKind("mor_v9_late_upserts", 9, "MERGE_ON_READ", late_upserts=True),
     "cow_v9_mdt": TableKind("cow_v9_mdt", 9, "COPY_ON_WRITE", metadata_table=True),
+    "cow_v9_rli": TableKind("cow_v9_rli", 9, "COPY_ON_WRITE", metadata_table=True, record_index=True),
 }
+RECORD_INDEX_OPTIONS = {"hoodie.metadata.record.index.enable": "true"}
 
 
 def insert_rows(spark, base_path: str, start: int, count: int = ROWS_PER_COMMIT) -> str:
@@ -100,7 +103,7 @@ class TableBuilder:
                 make_small_file_table(
                     self.spark, str(path), batches=INSERT_COMMITS, rows_per_batch=ROWS_PER_COMMIT,
                     table_version=kind.table_version, table_type=kind.table_type,
-                    extra_options=ARCHIVAL_OPTIONS,
+                    extra_options=ARCHIVAL_OPTIONS | (RECORD_INDEX_OPTIONS if kind.record_index else {}),
                     metadata_enable=kind.metadata_table,
                 )  # fmt: skip
             self._built[name] = str(path)
