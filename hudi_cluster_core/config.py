@@ -27,25 +27,26 @@ import types
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Any
 
-import pydantic
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
 
 from . import config_keys as ck
 from . import keys
 from .config_keys import (
     BY_ALTERNATIVE, BY_FIELD, BY_KEY, BloomFilterType, BucketEngine, CompressionCodec, CurveBuildMethod, IndexType,
-    Key, MarkersType, PartitionFilterMode,
+    MarkersType, PartitionFilterMode,
 )  # fmt: skip
 from .errors import ConfigError
 from .layout import Layout
+from .params import PLUGIN_KEYS, join_problems
+# a strategy's params live in .params; still importable from here, where plugins written so far take them
+from .params import StrategyParams, strategy_params, validate_strategy_params  # noqa: F401
 
 log = logging.getLogger(__name__)
 DEFAULTS_FILE_NAME = "hudi-defaults.conf"
 DEFAULT_CONF_DIR = Path("/etc/hudi/conf")
 CONF_DIR_ENV = "HUDI_CONF_DIR"
-_PLUGIN_KEYS: dict[str, str] = {}  # Hudi key -> StrategyParams subclass declaring it
 
 
 def _hudi(key: str, default: Any) -> Any:
@@ -225,7 +226,7 @@ def load_config(
         merged[key] = (value, source)
     config = _build(merged, problems)
     if problems:
-        raise ConfigError(_join(problems))
+        raise ConfigError(join_problems(problems))
     return config
 
 
@@ -283,7 +284,7 @@ def _unknown_key(key: str, source: str) -> str:
     def tail(k: str) -> str:  # compare what follows the namespace, or every key looks alike
         return k.removeprefix(ck.CLUSTERING_PREFIX).removeprefix(ck.LAYOUT_PREFIX)
 
-    candidates = {tail(k): k for k in [*BY_KEY, *_PLUGIN_KEYS] if ck.in_namespace(k)}
+    candidates = {tail(k): k for k in [*BY_KEY, *PLUGIN_KEYS] if ck.in_namespace(k)}
     close = difflib.get_close_matches(tail(key), list(candidates), n=1, cutoff=0.6)
     hint = (f"did you mean '{candidates[close[0]]}'?" if close else "accepted: a key Hudi 1.1 defines "
             "(hudi.apache.org/docs/configurations#Clustering-Configs) or one a strategy's params model declares")
@@ -291,7 +292,7 @@ def _unknown_key(key: str, source: str) -> str:
 
 
 def _plugin_declares(key: str) -> bool:
-    if key in _PLUGIN_KEYS:
+    if key in PLUGIN_KEYS:
         return True
     try:  # a strategy's params model may declare its own hoodie.clustering.plan.strategy.* keys
         from .plugins import default_registry
@@ -299,19 +300,13 @@ def _plugin_declares(key: str) -> bool:
         default_registry()
     except Exception:  # noqa: BLE001 - a broken plugin is reported when the registry is built for the run
         pass
-    return key in _PLUGIN_KEYS
+    return key in PLUGIN_KEYS
 
 
 def _to_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return repr(value) if isinstance(value, float) else str(value).strip()
-
-
-def _join(problems: list[str]) -> str:
-    if len(problems) == 1:
-        return problems[0]
-    return f"{len(problems)} configuration problems:\n" + "\n".join(f"  {p}" for p in problems)
 
 
 # --------------------------------------------------------------------------------------- properties files
@@ -419,114 +414,3 @@ def _parse_props(
         else:
             entries.append((key, value, where))
     return entries
-
-
-def strategy_params(strategy: Any, raw: Mapping[str, Any]) -> "StrategyParams | None":
-    """The params ``strategy`` declares (its ``params_model``), validated from the keys of ``raw`` it names.
-
-    ``raw`` is the job's configuration or a plan's ``strategyParams``; keys the model does not declare are ignored.
-    None when the strategy declares no params."""
-    model = getattr(strategy, "params_model", None)
-    if model is None:
-        return None
-    known = {info.alias or name for name, info in model.model_fields.items()}
-    params = validate_strategy_params(model, {k: v for k, v in raw.items() if k in known}, strategy=strategy.name)
-    return typing.cast("StrategyParams", params)
-
-
-# ------------------------------------------------------------------------------------- strategy params
-
-
-class StrategyParams(BaseModel):
-    """Base of a strategy's params model: fields aliased to Hudi keys, values given as strings.
-
-    Frozen, unknown params rejected, populated by alias or field name; strings are trimmed and converted as Hudi
-    does (``true``/``false`` any case, Java integers and doubles) by :func:`validate_strategy_params`. The aliases
-    of every subclass become known keys, so ``hoodie.clustering.plan.strategy.<own-key>`` loads without error.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, str_strip_whitespace=True)
-
-    @classmethod
-    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
-        super().__pydantic_init_subclass__(**kwargs)
-        for name, info in cls.model_fields.items():
-            _PLUGIN_KEYS.setdefault(info.alias or name, f"{cls.__module__}.{cls.__qualname__}")
-
-
-def validate_strategy_params(model: type[BaseModel], params: Mapping[str, Any], *, strategy: str) -> BaseModel:
-    """``params`` (a plan's ``strategyParams``: strings) validated by ``model``; one ConfigError for all problems.
-
-    A rejected value's message ends with the field's ``description``: what the setting means is what the user
-    needs to pick a value."""
-    by_key = {(info.alias or name): (name, info) for name, info in model.model_fields.items()}
-    by_key.update({name: (name, info) for name, info in model.model_fields.items() if name not in by_key})
-    problems, data, given = [], {}, {}
-
-    def meaning(key: str) -> str:
-        info = by_key[key][1] if key in by_key else None
-        return f" ({info.description.rstrip('.')})" if info is not None and info.description else ""
-
-    for key, value in params.items():
-        if key not in by_key:
-            close = difflib.get_close_matches(key, list(by_key), n=1, cutoff=0.6)
-            hint = f"did you mean '{close[0]}'?" if close else f"accepted: {', '.join(sorted(by_key)) or 'no params'}"
-            problems.append(f"strategy '{strategy}': unknown param '{key}'; {hint}")
-            continue
-        name, info = by_key[key]
-        given[info.alias or name] = value
-        try:
-            data[info.alias or name] = _coerce(info.annotation, value)
-        except ValueError as exc:
-            accepted = _accepted_for(info.annotation)
-            problems.append(f"strategy '{strategy}': {key}={value!r}: {exc}; accepted: {accepted}{meaning(key)}")
-    if not problems:
-        try:
-            return model.model_validate(data)
-        except pydantic.ValidationError as exc:
-            for err in exc.errors():
-                key = str(err["loc"][0]) if err["loc"] else "(params)"
-                shown = f"missing param '{key}'" if err["type"] == "missing" else f"{key}={given.get(key, err['input'])!r}"
-                problems.append(
-                    f"strategy '{strategy}': {shown}: {err['msg']}; accepted: {_accepted(err, model, key)}{meaning(key)}"
-                )
-    raise ConfigError(_join(problems))
-
-
-def _base_type(annotation: Any) -> Any:
-    """``bool`` for ``bool``, ``Optional[bool]``, ``Annotated[bool | None, ...]``; else the annotation itself."""
-    while typing.get_origin(annotation) is Annotated:
-        annotation = typing.get_args(annotation)[0]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return args[0] if len(args) == 1 else annotation
-    return annotation
-
-
-def _coerce(annotation: Any, value: Any) -> Any:
-    base = _base_type(annotation)
-    if not isinstance(value, str) or base not in (bool, int, float):
-        return value
-    kind = {bool: "bool", int: "long", float: "double"}[base]
-    spec = Key("param", "param", kind, None, "", lo=float("-inf") if kind == "long" else None,
-               hi=float("inf") if kind == "long" else None)  # fmt: skip
-    return spec.parse(value)
-
-
-def _accepted_for(annotation: Any) -> str:
-    base = _base_type(annotation)
-    return {bool: "true or false (any case)", int: "an integer", float: "a number"}.get(base, "text")
-
-
-def _accepted(err: Mapping[str, Any], model: type[BaseModel], key: str) -> str:
-    ctx = err.get("ctx") or {}
-    bounds = {"greater_than_equal": ">= {ge}", "greater_than": "> {gt}", "less_than_equal": "<= {le}",
-              "less_than": "< {lt}", "literal_error": "{expected}", "enum": "{expected}",
-              "string_pattern_mismatch": "text matching {pattern}", "string_too_short": "at least {min_length} chars",
-              "string_too_long": "at most {max_length} chars"}  # fmt: skip
-    if err["type"] in bounds:
-        return bounds[err["type"]].format(**ctx)
-    info = next((f for n, f in model.model_fields.items() if key in (n, f.alias)), None)
-    if info is not None and info.description:
-        return info.description
-    return _accepted_for(info.annotation) if info is not None else "see the strategy's documentation"

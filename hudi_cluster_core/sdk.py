@@ -30,7 +30,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from . import keys
-from .config import ClusteringConfig, StrategyParams
+from .config import ClusteringConfig
+from .params import StrategyParams
 from .hookspecs import hookimpl
 from .plan.defaults import (
     SORT_COLUMNS_KEY, SortAndSizeParams, execution_strategy, finalize_groups, select_slices, sort_columns_params,

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from pydantic import Field
 
 from .. import keys
-from ..config import ClusteringConfig, StrategyParams
+from ..config import ClusteringConfig
+from ..params import StrategyParams
 from .eligibility import select_eligible_slices
 
 if TYPE_CHECKING:

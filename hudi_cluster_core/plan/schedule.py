@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from .. import keys
 from ..avro import encode_avro
-from ..config import strategy_params
+from ..params import strategy_params
 from ..errors import ConfigError, PlanError, PluginError
 from ..failpoints import failpoint
 from ..plugins import StrategyRegistry, call_hook
