@@ -3,7 +3,8 @@
 Each call is one Hudi ``commit`` (operation INSERT) with the small-file limit at 0: every partition in the
 batch gets ``files_per_partition`` new file groups. This is how fast ingestion leaves many small files behind,
 and it is a valid commit for Apache Hudi and hudi-rs alike: same instant files, meta columns and footers Hudi
-writes (format notes sections 3, 4, 7, 8).
+writes (format notes sections 3, 4, 7, 8). The metadata table is kept as Hudi's insert keeps it (``files``,
+``column_stats``, ``partition_stats``, ``bloom_filters``, and ``record_index`` for the new keys; ``write.instant``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -19,16 +21,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .. import javaprops
-from ..avro import encode_commit_metadata
 from ..errors import ConfigError
-from .base_file import TEMP_DIR, ParquetOptions, WriteContext, write_base_file
+from .base_file import ParquetOptions, WriteContext, write_base_file
 from ..io.storage import Storage
 from ..table import load_table
-from ..table.metadata_table import drop_metadata_table
 from ..table.naming import make_write_token
 from ..table.properties import PROPERTIES_FILE
-from ..table.timeline import Timeline, load_timeline
 from .avro_schema import arrow_to_avro_schema
+from .instant import abort_commit, begin_commit, complete_commit
 
 
 def _storage_for(base_path: str | Path) -> Storage:
@@ -99,7 +99,7 @@ def _partition_values(rows: pa.Table, field: str | None, hive_style: bool) -> pa
     return pc.binary_join_element_wise(f"{field}=", values, "") if hive_style else values
 
 
-def _write_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
+def write_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
     path = storage.join(partition, ".hoodie_partition_metadata")
     if not storage.exists(path):
         depth = len(partition.split("/")) if partition else 0
@@ -107,17 +107,14 @@ def _write_partition_metadata(storage: Storage, partition: str, instant: str) ->
         storage.write_atomic(path, text.encode())
 
 
-def _instant_files(timeline: Timeline, instant: str, completion: str | None) -> tuple[str, str, str]:
-    done = f"{instant}_{completion}.commit" if timeline.layout_version >= 2 else f"{instant}.commit"
-    return f"{instant}.commit.requested", f"{instant}.inflight", done
-
-
 def append(
     base_path: str | Path, rows: pa.Table, *, table_name: str | None = None, record_key: str | None = None,
     partition_field: str | None = None, precombine_field: str | None = None, table_version: int = 9,
     files_per_partition: int = 1, hive_style: bool = False, options: ParquetOptions | None = None,
+    metadata_enable: bool = True, disabled_indexes: Mapping[str, str] | None = None,
 ) -> dict:
-    """Insert ``rows`` as new file groups in one commit; creates the table on first use. Returns a summary."""
+    """Insert ``rows`` as new file groups in one commit; creates the table on first use. Returns a summary.
+    The metadata table is kept (``write.instant``); ``metadata_enable=False`` drops it, as Hudi does."""
     storage = _storage_for(base_path)
     if not storage.exists(storage.join(".hoodie", PROPERTIES_FILE)):
         create_table(
@@ -138,41 +135,44 @@ def append(
         if column not in rows.column_names:
             raise ConfigError(f"column '{column}' is missing from the rows; columns: {', '.join(rows.column_names)}")
 
-    timeline = load_timeline(storage, config)
-    instant = timeline.new_instant_time()
-    requested, inflight, _ = _instant_files(timeline, instant, None)
-    empty = {"partitionToWriteStats": {}, "compacted": False, "extraMetadata": {}, "operationType": "INSERT"}
-    storage.write_atomic(timeline.path_of(requested), b"")
-    storage.write_atomic(timeline.path_of(inflight), encode_commit_metadata(empty, layout_version=timeline.layout_version, replace=False))
+    instant = begin_commit(table, "INSERT")
+    try:
+        full = _with_meta_columns(rows, instant, key[0], _partition_values(rows, partition, hive))
+        stats = _write_new_file_groups(storage, full, instant, files_per_partition, options or ParquetOptions())
+        complete_commit(table, instant, stats, operation="INSERT", schema=arrow_to_avro_schema(rows.schema, config.name),
+                        metadata_enable=metadata_enable, disabled_indexes=disabled_indexes)  # fmt: skip
+    except BaseException:
+        abort_commit(table, instant)
+        raise
+    files = sum(len(s) for s in stats.values())
+    return {"instant_time": instant, "files": files, "rows": rows.num_rows, "partitions": sorted(stats)}
 
-    full = _with_meta_columns(rows, instant, key[0], _partition_values(rows, partition, hive))
+
+def _write_new_file_groups(storage: Storage, full: pa.Table, instant: str, files_per_partition: int,
+                           options: ParquetOptions) -> dict[str, list[dict]]:  # fmt: skip
+    """Each partition's rows as ``files_per_partition`` new file groups; returns partition -> write stats."""
     by_partition: dict[str, list[int]] = defaultdict(list)
     for index, value in enumerate(full.column("_hoodie_partition_path").to_pylist()):
         by_partition[value].append(index)
     stats: dict[str, list[dict]] = defaultdict(list)
     file_index = 0
     for partition_path in sorted(by_partition):
-        _write_partition_metadata(storage, partition_path, instant)
+        write_partition_metadata(storage, partition_path, instant)
         part = full.take(pa.array(by_partition[partition_path]))
         per_file = math.ceil(part.num_rows / max(1, files_per_partition))
         for start in range(0, part.num_rows, per_file):
-            chunk = part.slice(start, per_file)
-            seqno = pa.array([f"{instant}_{file_index}_{i}" for i in range(chunk.num_rows)], pa.string())
-            chunk = chunk.set_column(1, "_hoodie_commit_seqno", seqno)
+            chunk = with_seqno(part.slice(start, per_file), instant, file_index)
             token = make_write_token(file_index, 1, file_index)
-            context = WriteContext(storage.base_uri, instant, partition_path, token, options or ParquetOptions())
-            stat = write_base_file(storage, context, chunk)
-            stats[partition_path].append(stat)
+            context = WriteContext(storage.base_uri, instant, partition_path, token, options)
+            stats[partition_path].append(write_base_file(storage, context, chunk))
             file_index += 1
+    return dict(stats)
 
-    drop_metadata_table(storage)
-    schema = arrow_to_avro_schema(rows.schema, config.name)
-    metadata = {"partitionToWriteStats": dict(stats), "compacted": False, "extraMetadata": {"schema": schema}, "operationType": "INSERT"}
-    completion = timeline.completion_time_after(instant) if timeline.layout_version >= 2 else None
-    _, _, done = _instant_files(timeline, instant, completion)
-    storage.write_atomic(timeline.path_of(done), encode_commit_metadata(metadata, layout_version=timeline.layout_version, replace=False))
-    storage.delete_dir(storage.join(TEMP_DIR, instant))
-    return {"instant_time": instant, "files": file_index, "rows": rows.num_rows, "partitions": sorted(by_partition)}
+
+def with_seqno(chunk: pa.Table, instant: str, file_index: int) -> pa.Table:
+    """``_hoodie_commit_seqno`` as Hudi numbers the rows of one file: ``<instant>_<file index>_<row>``."""
+    seqno = pa.array([f"{instant}_{file_index}_{i}" for i in range(chunk.num_rows)], pa.string())
+    return chunk.set_column(chunk.schema.get_field_index("_hoodie_commit_seqno"), "_hoodie_commit_seqno", seqno)
 
 
 def append_file(base_path, input_path, **kwargs) -> dict:
