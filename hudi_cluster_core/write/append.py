@@ -31,7 +31,7 @@ from .avro_schema import arrow_to_avro_schema
 from .instant import abort_commit, begin_commit, complete_commit
 
 
-def _storage_for(base_path: str | Path) -> Storage:
+def storage_for(base_path: str | Path) -> Storage:
     uri = str(base_path)
     if not urlparse(uri).scheme:
         uri = str(Path(uri).expanduser().resolve())
@@ -75,7 +75,7 @@ def create_table(
     storage.write_atomic(storage.join(".hoodie", PROPERTIES_FILE), javaprops.dump(props, header="Properties saved by hudi-cluster").encode())
 
 
-def _with_meta_columns(rows: pa.Table, instant: str, record_key: str, partition_values: pa.Array) -> pa.Table:
+def with_meta_columns(rows: pa.Table, instant: str, record_key: str, partition_values: pa.Array) -> pa.Table:
     keys = pc.cast(rows.column(record_key), pa.string())
     if keys.null_count:
         raise ConfigError(f"record key column '{record_key}' has {keys.null_count} null value(s); keys must be set")
@@ -91,7 +91,7 @@ def _with_meta_columns(rows: pa.Table, instant: str, record_key: str, partition_
     return pa.Table.from_arrays([*meta.values(), *data.columns], names=[*meta.keys(), *data.column_names])
 
 
-def _partition_values(rows: pa.Table, field: str | None, hive_style: bool) -> pa.Array:
+def partition_values(rows: pa.Table, field: str | None, hive_style: bool) -> pa.Array:
     if not field:
         return pa.array([""] * rows.num_rows, pa.string())
     values = pc.cast(rows.column(field), pa.string()).combine_chunks()
@@ -115,7 +115,7 @@ def append(
 ) -> dict:
     """Insert ``rows`` as new file groups in one commit; creates the table on first use. Returns a summary.
     The metadata table is kept (``write.instant``); ``metadata_enable=False`` drops it, as Hudi does."""
-    storage = _storage_for(base_path)
+    storage = storage_for(base_path)
     if not storage.exists(storage.join(".hoodie", PROPERTIES_FILE)):
         create_table(
             storage, rows.schema, table_name=table_name or Path(storage.base).name.replace("-", "_"),
@@ -137,7 +137,7 @@ def append(
 
     instant = begin_commit(table, "INSERT")
     try:
-        full = _with_meta_columns(rows, instant, key[0], _partition_values(rows, partition, hive))
+        full = with_meta_columns(rows, instant, key[0], partition_values(rows, partition, hive))
         stats = _write_new_file_groups(storage, full, instant, files_per_partition, options or ParquetOptions())
         complete_commit(table, instant, stats, operation="INSERT", schema=arrow_to_avro_schema(rows.schema, config.name),
                         metadata_enable=metadata_enable, disabled_indexes=disabled_indexes)  # fmt: skip

@@ -53,9 +53,13 @@ def complete_commit(
 ) -> str:  # fmt: skip
     """Keep the MDT and complete ``instant``; returns the completed file's name. ``new_keys``: see
     ``mdt.partitions.CommitFiles`` (None: every key written is new)."""
+    stats = {partition: list(s) for partition, s in write_stats.items()}
+    written = {s["path"] for part in stats.values() for s in part}
+    for stray in sorted(marked_files(table, instant) - written):  # a failed task attempt's file (it has a marker)
+        log.info("deleting %s: written by a failed task attempt", stray)
+        table.storage.delete_file(table.storage.join(stray))
     with timeline_lock(table.storage, wait_ms):
         table = table.reload()
-        stats = {partition: list(s) for partition, s in write_stats.items()}
         commit = CommitFiles(table.storage, instant, stats, {}, table.config.props, new_keys)
         mdt_completion = keep_metadata_table(table, commit, metadata_enable=metadata_enable, disabled=disabled_indexes)
         timeline = table.timeline
