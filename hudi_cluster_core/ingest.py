@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import keys
-from .api import cluster
+from .api import Mode, cluster
 from .errors import ConfigError, UpdateRejected
 from .plan.model import UpdateContext
 from .plugins import StrategyRegistry, call_hook, default_registry
@@ -120,7 +120,7 @@ def _inline_clustering(base_path, config, raw: dict[str, str], spark_or_factory)
     if since < needed:
         log.info("inline clustering: %d commit(s) since the last clustering, waiting for %d", since, needed)
         return None
-    mode = "scheduleAndExecute" if config.inline else "schedule"
+    mode: Mode = "scheduleAndExecute" if config.inline else "schedule"
     spark = None  # scheduling needs no Spark session
     if mode == "scheduleAndExecute":
         spark = spark_or_factory() if callable(spark_or_factory) else spark_or_factory

@@ -151,3 +151,69 @@ def test_bad_input_is_one_line_exit_2_and_the_table_is_untouched(template, tmp_p
     assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
     assert all(w in lines[0] for w in words), lines[0]
     assert _tree(base) == tree
+
+
+# ------------------------------------------------------------------ update strategies (issue 13, section 2)
+
+SORT = {"hoodie.clustering.plan.strategy.sort.columns": "c_int"}
+ALLOW = "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy"
+
+
+def _scheduled(base: str) -> tuple[str, set[str]]:
+    """Schedule our clustering; returns its instant and the ``partition/file id`` of its input file groups."""
+    from hudi_cluster_core.api import cluster
+    from hudi_cluster_core.table import load_table
+
+    instant = cluster(base, "schedule", SORT).instant_time
+    assert instant
+    pending = load_table(base).view().pending_clustering_file_groups()
+    return instant, {f"{g.partition}/{g.file_id}" for g, t in pending.items() if t == instant}
+
+
+def test_the_default_strategy_rejects_before_writing_and_names_the_file_groups(spark, template, tmp_path):
+    from hudi_cluster_core.errors import ConfigError
+
+    base = _copy(template, tmp_path)
+    _, planned = _scheduled(base)
+    snapshot = read_hudi_snapshot(spark, base).slice(0, 3)
+    updates = make_updates(_data(snapshot), tag="rejected")
+    touched = {f"{p}/{n.split('_')[0]}" for p, n in zip(snapshot["_hoodie_partition_path"].to_pylist(),
+                                                       snapshot["_hoodie_file_name"].to_pylist())} & planned  # fmt: skip
+    assert touched, "the updates go to file groups under the pending clustering"
+    tree = _tree(base)
+    run = _cli_upsert(base, updates, tmp_path)  # no strategy configured: Hudi's default, SparkRejectUpdateStrategy
+    assert run.returncode == 1, run.stderr
+    lines = error_lines(run.stderr)
+    assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+    assert {g for g in planned if g in lines[0]} == touched and "clustering" in lines[0], lines[0]
+    assert _tree(base) == tree
+    # consistent-bucket duplicate belongs to bucket-index writers: refused here, also before writing anything
+    with pytest.raises(ConfigError, match="consistent-bucket"):
+        upsert(base, updates, {"hoodie.clustering.updates.strategy": "consistent-bucket-duplicate"}, spark=spark)
+    assert _tree(base) == tree
+
+
+def test_allow_writes_and_the_clustering_then_yields_to_the_writer(spark, template, tmp_path):
+    from hudi_cluster_core.api import cluster
+    from hudi_cluster_core.errors import WriteConflict
+    from hudi_cluster_core.table import load_table
+
+    base = _copy(template, tmp_path)
+    instant, planned = _scheduled(base)
+    rows = _data(read_hudi_snapshot(spark, base))
+    updates = make_updates(rows.slice(0, 30), tag="allowed")
+    result = upsert(base, updates, {"hoodie.clustering.updates.strategy": ALLOW}, spark=spark)
+    written = {f"{p}/{s['fileId']}" for p, st in instant_metadata(base, result["instant_time"])["partitionToWriteStats"].items()
+               for s in st}  # fmt: skip
+    assert written & planned, "the upsert updated file groups under the pending clustering"
+
+    with pytest.raises(WriteConflict, match="writer wins"):
+        cluster(base, "execute", SORT, spark=spark, instant_time=instant)
+
+    timeline = load_table(base).timeline
+    assert timeline.get(instant) is None and not timeline.pending(), [i.file_name for i in timeline.pending()]
+    expected = _values(rows)
+    expected.update(_values(updates))
+    hudi = read_hudi_snapshot(spark, base, ALL_INDEXES)
+    assert _values(hudi) == expected, "an update was lost"
+    assert_same_rows(read_hudi_rs(base, options=RS_MDT), hudi, labels=("hudi-rs", "Hudi"))
