@@ -217,3 +217,39 @@ def test_allow_writes_and_the_clustering_then_yields_to_the_writer(spark, templa
     hudi = read_hudi_snapshot(spark, base, ALL_INDEXES)
     assert _values(hudi) == expected, "an update was lost"
     assert_same_rows(read_hudi_rs(base, options=RS_MDT), hudi, labels=("hudi-rs", "Hudi"))
+
+
+# ------------------------------------------------------------------ inline clustering (issue 13, section 4)
+
+
+def test_inline_clustering_runs_once_max_commits_landed_since_the_last_one(spark, template, tmp_path):
+    from hudi_cluster_core.table import load_table
+
+    base = _copy(template, tmp_path)  # three commits by Hudi, no clustering yet
+    inline = {"hoodie.clustering.inline": "true", "hoodie.clustering.inline.max.commits": "5", **SORT}
+    first = upsert(base, small_file_rows(800, 3), inline, spark=spark)
+    assert first["clustering"] is None and not load_table(base).timeline.completed_clustering
+    second = upsert(base, small_file_rows(810, 3), inline, spark=spark)
+    clustering = second["clustering"]
+    assert clustering and clustering["mode"] == "scheduleAndExecute" and clustering["message"] == "completed"
+    timeline = load_table(base).timeline
+    assert [i.time for i in timeline.completed_clustering] == [clustering["instant_time"]]
+    assert clustering["instant_time"] > second["instant_time"] and not timeline.pending()
+    third = upsert(base, small_file_rows(820, 3), inline, spark=spark)  # one commit since: nothing to do
+    assert third["clustering"] is None
+    hudi = read_hudi_snapshot(spark, base, ALL_INDEXES)
+    assert hudi.num_rows == 36 + 9
+    assert_same_rows(read_hudi_rs(base, options=RS_MDT), hudi, labels=("hudi-rs", "Hudi"))
+
+
+def test_schedule_inline_only_schedules(spark, template, tmp_path):
+    from hudi_cluster_core.table import load_table
+
+    base = _copy(template, tmp_path)
+    options = {"hoodie.clustering.schedule.inline": "true", "hoodie.clustering.async.max.commits": "4", **SORT}
+    result = upsert(base, small_file_rows(900, 3), options, spark=spark)
+    clustering = result["clustering"]
+    assert clustering and clustering["mode"] == "schedule" and clustering["instant_time"]
+    timeline = load_table(base).timeline
+    assert [i.time for i in timeline.pending_clustering] == [clustering["instant_time"]]
+    assert not timeline.completed_clustering
