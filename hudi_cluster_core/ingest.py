@@ -68,8 +68,8 @@ def _spark_runner(spark_or_factory):
         if "spark" not in state:
             state["spark"] = spark_or_factory() if callable(spark_or_factory) else spark_or_factory
         context = state["spark"].sparkContext
-        frozen = list(units)
-        return context.parallelize(range(len(frozen)), len(frozen)).map(lambda i: frozen[i]()).collect()
+        # one unit per Spark partition: each task is shipped its own unit only (its rows), in order
+        return context.parallelize(list(units), len(units)).map(lambda unit: unit()).collect()
 
     return run
 

@@ -24,7 +24,7 @@ from .. import javaprops
 from ..errors import ConfigError
 from .base_file import ParquetOptions, WriteContext, write_base_file
 from ..io.storage import Storage
-from ..table import load_table
+from ..table import HudiTable, load_table
 from ..table.naming import make_write_token
 from ..table.properties import PROPERTIES_FILE
 from .avro_schema import arrow_to_avro_schema
@@ -99,6 +99,22 @@ def partition_values(rows: pa.Table, field: str | None, hive_style: bool) -> pa.
     return pc.binary_join_element_wise(f"{field}=", values, "") if hive_style else values
 
 
+def key_and_partition(table: HudiTable, rows: pa.Table, writer: str, extra: Mapping[str, str | None] | None = None) -> tuple[str, str | None]:
+    """The record key and partition field of a COW table with one record key field, checked present in ``rows``
+    (with the ``extra`` columns, role -> name); ConfigError naming what is wrong."""
+    config = table.config
+    if config.table_type != "COPY_ON_WRITE":
+        raise ConfigError(f"{table.base_path}: {writer} writes COPY_ON_WRITE tables; this one is {config.table_type}")
+    key = config.record_key_fields
+    if len(key) != 1:
+        raise ConfigError(f"{table.base_path}: {writer} supports one record key field; the table has {list(key)}")
+    partition = config.partition_fields[0] if config.is_partitioned else None
+    for role, column in {"record key": key[0], "partition": partition, **(extra or {})}.items():
+        if column and column not in rows.column_names:
+            raise ConfigError(f"{role} column '{column}' is missing from the rows; columns: {', '.join(rows.column_names)}")
+    return key[0], partition
+
+
 def write_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
     path = storage.join(partition, ".hoodie_partition_metadata")
     if not storage.exists(path):
@@ -124,20 +140,12 @@ def append(
         )  # fmt: skip
     table = load_table(storage.base_uri)
     config = table.config
-    if config.table_type != "COPY_ON_WRITE":
-        raise ConfigError(f"{storage.base}: append writes COPY_ON_WRITE tables; this one is {config.table_type}")
-    key = config.record_key_fields
-    if len(key) != 1:
-        raise ConfigError(f"{storage.base}: append supports one record key field; the table has {list(key)}")
-    partition = config.partition_fields[0] if config.is_partitioned else None
+    key, partition = key_and_partition(table, rows, "append")
     hive = config.props.get("hoodie.datasource.write.hive_style_partitioning", "false") == "true"
-    for column in filter(None, (key[0], partition)):
-        if column not in rows.column_names:
-            raise ConfigError(f"column '{column}' is missing from the rows; columns: {', '.join(rows.column_names)}")
 
     instant = begin_commit(table, "INSERT")
     try:
-        full = with_meta_columns(rows, instant, key[0], partition_values(rows, partition, hive))
+        full = with_meta_columns(rows, instant, key, partition_values(rows, partition, hive))
         stats = _write_new_file_groups(storage, full, instant, files_per_partition, options or ParquetOptions())
         complete_commit(table, instant, stats, operation="INSERT", schema=arrow_to_avro_schema(rows.schema, config.name),
                         metadata_enable=metadata_enable, disabled_indexes=disabled_indexes)  # fmt: skip

@@ -19,7 +19,8 @@ from ..avro import encode_commit_metadata
 from ..mdt import deltacommit as mdt_deltacommit
 from ..mdt.commit import completion_after, keep_metadata_table
 from ..mdt.partitions import CommitFiles
-from ..table import HudiTable
+from ..errors import WriteConflict
+from ..table import FileGroupId, HudiTable
 from ..table.ownership import timeline_lock
 from ..table.timeline import Timeline
 from .base_file import TEMP_DIR, marked_files
@@ -60,6 +61,7 @@ def complete_commit(
         table.storage.delete_file(table.storage.join(stray))
     with timeline_lock(table.storage, wait_ms):
         table = table.reload()
+        _check_not_replaced(table, instant, stats)
         commit = CommitFiles(table.storage, instant, stats, {}, table.config.props, new_keys)
         mdt_completion = keep_metadata_table(table, commit, metadata_enable=metadata_enable, disabled=disabled_indexes)
         timeline = table.timeline
@@ -71,6 +73,18 @@ def complete_commit(
             metadata, layout_version=timeline.layout_version, replace=False))  # fmt: skip
     table.storage.delete_dir(table.storage.join(TEMP_DIR, instant))
     return done
+
+
+def _check_not_replaced(table: HudiTable, instant: str, stats: Mapping[str, Sequence[dict]]) -> None:
+    """A clustering that completed while this write ran may have replaced a file group it rewrote: committing would
+    hide the write behind the replacecommit. Under OCC the clustering committed first and wins; this write fails
+    (and is undone by the caller), as Apache Hudi's conflict resolution fails it."""
+    replaced = table.view().replaced_file_groups()
+    hit = sorted(f"{s['partitionPath'] or '(none)'}/{s['fileId']}" for part in stats.values() for s in part
+                 if FileGroupId(s["partitionPath"], s["fileId"]) in replaced)  # fmt: skip
+    if hit:
+        raise WriteConflict(f"write {instant} not committed: a clustering replaced file group(s) it rewrote while it "
+                            f"ran: {', '.join(hit)}; its files were removed, retry the write")  # fmt: skip
 
 
 def abort_commit(table: HudiTable, instant: str) -> None:

@@ -38,7 +38,7 @@ from ..mdt.partitions import disabled_by_config
 from ..table import FileGroupId, HudiTable, load_table
 from ..table.naming import make_write_token
 from ..table.schema import table_schema
-from .append import partition_values, with_meta_columns, write_partition_metadata
+from .append import key_and_partition, partition_values, with_meta_columns, write_partition_metadata
 from .avro_schema import arrow_to_avro_schema
 from .base_file import META_COLUMNS, ParquetOptions, WriteContext, write_base_file
 from .bloom_index import RunUnits, locate_keys, run_in_process
@@ -171,21 +171,6 @@ def _latest_per_key(rows: pa.Table, key: str, ordering: str | None) -> pa.Table:
     return ordered.filter(keep)
 
 
-def _check_columns(table: HudiTable, rows: pa.Table) -> tuple[str, str | None, str | None]:
-    config = table.config
-    if config.table_type != "COPY_ON_WRITE":
-        raise ConfigError(f"{table.base_path}: upsert writes COPY_ON_WRITE tables; this one is {config.table_type}")
-    key = config.record_key_fields
-    if len(key) != 1:
-        raise ConfigError(f"{table.base_path}: upsert supports one record key field; the table has {list(key)}")
-    partition = config.partition_fields[0] if config.is_partitioned else None
-    ordering = _ordering_field(table)
-    for role, column in (("record key", key[0]), ("partition", partition), ("ordering", ordering)):
-        if column and column not in rows.column_names:
-            raise ConfigError(f"{role} column '{column}' is missing from the rows; columns: {', '.join(rows.column_names)}")
-    return key[0], partition, ordering
-
-
 def upsert(
     base_path: str | Path, rows: pa.Table, *, options: Mapping[str, str] | None = None,
     run_units: RunUnits = run_in_process, on_pending_clustering: PendingClusteringPolicy | None = None,
@@ -195,7 +180,8 @@ def upsert(
     ``options``: Hudi writer keys (``hoodie.parquet.*``, ``hoodie.metadata.*``...)."""
     raw = {k: str(v) for k, v in (options or {}).items()}
     table = load_table(base_path, storage_options)
-    key, partition, ordering = _check_columns(table, rows)
+    ordering = _ordering_field(table)
+    key, partition = key_and_partition(table, rows, "upsert", {"ordering": ordering})
     data = _latest_per_key(rows, key, ordering)
     hive = table.config.props.get("hoodie.datasource.write.hive_style_partitioning", "false") == "true"
     schema = _file_schema(table)
