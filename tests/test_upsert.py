@@ -124,6 +124,10 @@ def test_small_file_limit_zero_writes_inserts_to_new_file_groups(spark, template
     assert set(inserts["id"].to_pylist()) <= set(rs["id"].to_pylist()) and rs.num_rows == 36 + 9
 
 
+def _parquet(base: str) -> set[str]:
+    return {str(p.relative_to(base)) for p in Path(base).glob("*/*.parquet")}
+
+
 def _cli_upsert(base: str, rows: pa.Table, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
     source = tmp_path / "batch.parquet"
     pq.write_table(rows, source)
@@ -253,3 +257,36 @@ def test_schedule_inline_only_schedules(spark, template, tmp_path):
     timeline = load_table(base).timeline
     assert [i.time for i in timeline.pending_clustering] == [clustering["instant_time"]]
     assert not timeline.completed_clustering
+
+
+def test_a_clustering_that_completes_while_the_upsert_writes_wins_and_the_upsert_is_undone(spark, template, tmp_path):
+    """The clustering commits between our tagging and our commit (run_units is where the writer hands out its work:
+    the second call is the write); our commit then finds its file groups replaced, fails, and leaves nothing."""
+    from hudi_cluster_core.api import cluster
+    from hudi_cluster_core.errors import WriteConflict
+    from hudi_cluster_core.table import load_table
+    from hudi_cluster_core.write.bloom_index import run_in_process
+    from hudi_cluster_core.write.upsert import upsert as write_upsert
+
+    base = _copy(template, tmp_path)
+    rows = _data(read_hudi_snapshot(spark, base))
+    before = _parquet(base)
+    calls: list[str] = []
+
+    def clustering_first_then_write(units):
+        calls.append("call")
+        if len(calls) == 2:
+            calls.append(cluster(base, "scheduleAndExecute", SORT, spark=spark).instant_time or "")
+        return run_in_process(units)
+
+    with pytest.raises(WriteConflict, match="a clustering replaced file group"):
+        write_upsert(base, make_updates(rows.slice(0, 5), tag="late"), run_units=clustering_first_then_write)
+    assert calls[2], "the clustering completed while the upsert ran"
+    timeline = load_table(base).timeline
+    assert not timeline.pending() and [i.time for i in timeline.completed_clustering] == [calls[2]]
+    assert not list(Path(base, ".hoodie/.temp").glob("*")), "markers left behind"
+    clustered = {s["path"] for st in instant_metadata(base, calls[2])["partitionToWriteStats"].values() for s in st}
+    assert _parquet(base) == before | clustered, "a file of the failed upsert was left behind"
+    hudi = read_hudi_snapshot(spark, base, ALL_INDEXES)
+    assert _values(hudi) == _values(rows)
+    assert_same_rows(read_hudi_rs(base, options=RS_MDT), hudi, labels=("hudi-rs", "Hudi"))
