@@ -8,12 +8,13 @@ The public, typed API::
 """
 
 from .api import ClusterResult, PartitionEffect, cluster
+from .ingest import upsert
 from .errors import ConfigError, HudiClusterError, PlanError, PluginError, TableError
 from .table import HudiTable, load_table
 from .write.append import append
 
 __all__ = [
     "ClusterResult", "ConfigError", "HudiClusterError", "HudiTable", "PartitionEffect", "PlanError", "PluginError",
-    "TableError", "append", "cluster", "load_table",
+    "TableError", "append", "cluster", "load_table", "upsert",
 ]  # fmt: skip
 __version__ = "0.1.0"

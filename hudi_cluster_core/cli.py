@@ -98,6 +98,15 @@ def build_parser() -> argparse.ArgumentParser:
     append.add_argument("--precombine-field", default=None)
     append.add_argument("--table-version", type=int, default=9, choices=[6, 9])
     append.add_argument("--json", action="store_true")
+    upsert = sub.add_parser("upsert", help="upsert a parquet file's rows into a COW table (BLOOM index, one commit), "
+                                           "then inline clustering when configured")  # fmt: skip
+    upsert.add_argument("--base-path", required=True)
+    upsert.add_argument("--input", required=True, help="a parquet file of rows to upsert")
+    upsert.add_argument("--props", help="a Hudi properties file")
+    upsert.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Hudi key (hoodie.parquet.small.file.limit, hoodie.clustering.inline, ...); repeatable")
+    upsert.add_argument("--spark-master", default=None, help="Spark master of the session this builds (default local[*])")
+    upsert.add_argument("--json", action="store_true")
     demo = sub.add_parser("demo", help="write a table of many small commits, cluster it, check the rows")
     demo.add_argument("--base-path", default="demo-table")
     demo.add_argument("--table-version", type=int, default=9, choices=[6, 9])
@@ -244,13 +253,30 @@ def _cmd_append(args) -> int:
     return 0
 
 
+def _cmd_upsert(args) -> int:
+    from .ingest import upsert_file
+
+    result = upsert_file(args.base_path, args.input, props_file=args.props, hoodie_conf=args.hoodie_conf,
+                         spark_master=args.spark_master)  # fmt: skip
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"committed {result['instant_time']}: {result['updates']} update(s), {result['inserts']} insert(s); "
+          f"{result['files_rewritten']} file(s) rewritten, {result['files_created']} new")  # fmt: skip
+    clustering = result.get("clustering")
+    if clustering:
+        print(f"inline clustering ({clustering['mode']}): {clustering['instant_time'] or clustering['message']}")
+    return 0
+
+
 def _cmd_demo(args) -> int:
     from .demo import run_demo
 
     return run_demo(args.base_path, table_version=args.table_version, batches=args.batches, rows_per_batch=args.rows_per_batch)
 
 
-COMMANDS = {"show": _cmd_show, "plugins": _cmd_plugins, "run": _cmd_run, "append": _cmd_append, "demo": _cmd_demo}
+COMMANDS = {"show": _cmd_show, "plugins": _cmd_plugins, "run": _cmd_run, "append": _cmd_append, "upsert": _cmd_upsert,
+            "demo": _cmd_demo}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,3 +52,11 @@ class Interrupted(HudiClusterError):
     """Ctrl-C or SIGTERM stopped a run; its instant was rolled back."""
 
     exit_code = 130
+
+
+class UpdateRejected(HudiClusterError):
+    """The configured update strategy (``hoodie.clustering.updates.strategy``, Hudi's default: reject) refused a
+    write that updates file groups under pending clustering; nothing was written. Not an input error: retry once
+    the clustering completed, or configure an allowing strategy."""
+
+    exit_code = 1

@@ -29,7 +29,7 @@ RANKS = {
     "run": RUN,
     "run.commit": COMMIT,
     "run.execute": DRIVER,  # runs the tasks, then commits
-    "api": ENTRY, "cli": ENTRY, "demo": ENTRY, "show": ENTRY, "testing": ENTRY, "sdk": ENTRY, "service": ENTRY,
+    "api": ENTRY, "cli": ENTRY, "demo": ENTRY, "show": ENTRY, "testing": ENTRY, "sdk": ENTRY, "service": ENTRY, "ingest": ENTRY,
     "": ENTRY,
 }  # fmt: skip
 # The only upward imports, each for a stated reason.

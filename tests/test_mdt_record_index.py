@@ -383,7 +383,7 @@ def test_partitioned_record_index_is_dropped_alone_global_one_kept(table_copy, c
 
     from hudi_cluster_core.io.storage import Storage
     from hudi_cluster_core.mdt.record_index import unsupported
-    from hudi_cluster_core.run.commit import prepare_metadata_table
+    from hudi_cluster_core.mdt.commit import prepare_metadata_table
     from hudi_cluster_core.table import load_table
     from hudi_cluster_core.table.metadata_table import metadata_partitions
 

@@ -500,7 +500,7 @@ def test_partition_stats_is_dropped_where_hudi_would_not_keep_it(table_copy, cap
     import logging
 
     from hudi_cluster_core.io.storage import Storage
-    from hudi_cluster_core.run.commit import prepare_metadata_table
+    from hudi_cluster_core.mdt.commit import prepare_metadata_table
     from hudi_cluster_core.table import load_table
     from hudi_cluster_core.table.metadata_table import drop_metadata_partitions, metadata_partitions, rewrite_properties
 

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow as pa
+
 from ..io.storage import Storage
 from .encoded import EncodedRecords
 from .record_index import RECORD_INDEX_PARTITION, record_index_records
@@ -28,13 +30,17 @@ class CommitFiles:
 
     ``write_stats``: data partition path -> the ``HoodieWriteStat`` dicts of the new base files (``path`` is
     relative to the table's base path). ``replaced``: data partition path -> the file ids the commit replaces.
-    ``table_config``: the data table's ``hoodie.properties``."""
+    ``table_config``: the data table's ``hoodie.properties``. ``new_keys``: for a writer's commit, write-stat
+    ``path`` -> the record keys of that file that are new to their file group (inserts); an updated key keeps
+    its record-index location, as in Hudi's upsert. None (a clustering, an append): every key of every new file
+    moved or is new."""
 
     storage: Storage
     instant_time: str
     write_stats: Mapping[str, Sequence[Mapping[str, Any]]]
     replaced: Mapping[str, Sequence[str]] = field(default_factory=dict)
     table_config: Mapping[str, str] = field(default_factory=dict)
+    new_keys: Mapping[str, pa.Array] | None = None
 
 
 # A builder returns records, or, for a partition with a record per data-table key, records already encoded.

@@ -123,7 +123,8 @@ def _location_value(partition_path: str, file_id: str, instant_ms: int) -> bytes
 
 
 def record_index_records(commit: CommitFiles) -> EncodedRecords:
-    """One record-index update per key of each new base file of the commit, pointing at its new file group."""
+    """One record-index update per key of each new base file of the commit, pointing at its new file group (for
+    a writer's commit, per new key only: ``CommitFiles.new_keys``)."""
     instant_ms = instant_epoch_ms(commit.instant_time)
     storage = commit.storage
     rows: list[pa.Array] = []
@@ -136,6 +137,12 @@ def record_index_records(commit: CommitFiles) -> EncodedRecords:
                 raise ValueError(f"write stat {stat.get('path')} of partition {partition!r} has no fileId")
             value_id = len(values)
             values.append(_location_value(stat.get("partitionPath", partition), file_id, instant_ms))
+            if commit.new_keys is not None:  # a writer's commit: only its inserts get a (new) location
+                keys = commit.new_keys.get(stat["path"])
+                if keys is not None and len(keys):
+                    rows.append(keys)
+                    value_ids.append(np.full(len(keys), value_id, dtype=np.int32))
+                continue
             with storage.fs.open_input_file(storage.join(stat["path"])) as handle:
                 parquet = pq.ParquetFile(handle)
                 if RECORD_KEY_COLUMN not in parquet.schema_arrow.names:

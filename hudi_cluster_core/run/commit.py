@@ -4,7 +4,7 @@ Order (format notes sections 0, 3.4 and 14.1): data files are closed; stray file
 have markers but no write stat) are deleted; the metadata table is brought along (below); the completed instant
 file appears atomically; the marker folder goes last. Before the completed file exists no reader sees a new file.
 
-The metadata table (MDT), when the table has one:
+The metadata table (MDT), when the table has one (``mdt.commit``, shared with our writers):
 
 * kept (table version 8+, MDT timeline layout 2, ``files`` built): the MDT deltacommit of the same instant ``T``
   writes the records of every built partition ``mdt.partitions`` maintains (requested, inflight, log files,
@@ -36,11 +36,8 @@ from ..failpoints import failpoint
 from ..plugins import call_hook
 from ..write.base_file import TEMP_DIR, marked_files
 from ..table import HudiTable, State
-from ..mdt import deltacommit as mdt_deltacommit
-from ..mdt.partitions import BUILDERS, REQUIRES, CommitFiles, maintained, why_not_maintained
-from ..table.metadata_table import (
-    FILES_PARTITION, drop_metadata_partitions, drop_metadata_table, has_metadata_table, metadata_partitions,
-)  # fmt: skip
+from ..mdt.commit import completion_after, keep_metadata_table
+from ..mdt.partitions import CommitFiles
 from ..table.ownership import Heartbeat, timeline_lock
 from ..table.schema import table_schema
 from ..plan.avro_plan import StoredPlan
@@ -88,86 +85,6 @@ def _check_no_conflicts(table: HudiTable, plan: StoredPlan) -> None:
                         f"wins: {conflicts[0].describe()}{more}")  # fmt: skip
 
 
-def _why_not_kept(table: HudiTable) -> str | None:
-    """Why the MDT can't be kept by this commit, or None when its ``files`` partition can be written."""
-    storage = table.storage
-    if table.config.version < 8:
-        return f"table version {table.config.version} (the metadata table is written for versions 8 and 9 only)"
-    if FILES_PARTITION not in metadata_partitions(storage):
-        return "its files partition is not built (hoodie.table.metadata.partitions does not name it)"
-    try:
-        mdt_deltacommit.metadata_timeline(storage)
-        mdt_deltacommit.file_group_ids(storage, FILES_PARTITION)
-    except Exception as exc:  # noqa: BLE001 - any MDT we can't read is one we must not write into
-        return f"it can't be read here ({exc})"
-    return None
-
-
-def _readable(table: HudiTable, partition: str) -> bool:
-    why = why_not_maintained(table.storage, table.config.props, partition)
-    if why is not None:
-        log.warning("metadata-table partition %s can't be kept up to date: %s", partition, why)
-        return False
-    try:
-        mdt_deltacommit.file_group_ids(table.storage, partition)
-    except Exception as exc:  # noqa: BLE001 - a partition we can't route into is one we must not write
-        log.warning("metadata-table partition %s can't be written here (%s)", partition, exc)
-        return False
-    return True
-
-
-def prepare_metadata_table(table: HudiTable, metadata_enable: bool, disabled: Mapping[str, str] | None = None) -> list[str]:
-    """Drop what this commit can't keep up to date; returns the MDT partitions to write, in write order (empty:
-    no metadata table is kept)."""
-    storage = table.storage
-    if not has_metadata_table(storage) and not metadata_partitions(storage) and not metadata_partitions(storage, inflight=True):
-        return []
-    if not metadata_enable:
-        log.info("hoodie.metadata.enable=false was asked: removing the metadata table %s as Hudi does; Apache Hudi "
-                 "rebuilds it on its next write with the metadata table enabled", storage.join(".hoodie", "metadata"))  # fmt: skip
-        drop_metadata_table(storage)
-        return []
-    why = _why_not_kept(table)
-    if why is not None:
-        log.info("the metadata table can't be kept up to date: %s", why)
-        drop_metadata_table(storage)
-        return []
-    built = metadata_partitions(storage)
-    partitioned = table.config.is_partitioned
-    keep = [p for p in BUILDERS if p in built and maintained(p, partitioned=partitioned)
-            and (p == FILES_PARTITION or _readable(table, p))]  # fmt: skip
-    for partition in [p for p in keep if p in (disabled or {})]:
-        log.warning("metadata-table partition %s is dropped, as %s=false asks", partition, (disabled or {})[partition])
-        keep.remove(partition)
-    keep = [p for p in keep if REQUIRES.get(p, p) in keep]
-    # a partition still being built (inflight) would miss this commit's records: Hudi re-indexes it from storage
-    drop = [p for p in built + metadata_partitions(storage, inflight=True) if p not in keep]
-    drop_metadata_partitions(storage, drop)
-    return keep
-
-
-def _write_metadata_deltacommit(table: HudiTable, partitions: list[str], commit: CommitFiles) -> str:
-    """The MDT deltacommit of the commit's instant with the records of ``partitions``; returns its completion
-    time. A leftover of an earlier attempt at the same instant is removed first."""
-    storage, instant_time = table.storage, commit.instant_time
-    stale = mdt_deltacommit.rollback(storage, instant_time)
-    if stale:
-        log.info("clustering %s: removed %d leftover metadata-table file(s) of an earlier attempt", instant_time, len(stale))
-    mdt_deltacommit.begin(storage, instant_time)
-    failpoint("mdt-after-inflight")
-    mdt_stats: list[dict] = []
-    for partition in partitions:
-        records = BUILDERS[partition](commit)
-        if records:
-            mdt_stats += mdt_deltacommit.write_partition(storage, instant_time, partition, records,
-                                                         first_task=len(mdt_stats))  # fmt: skip
-    failpoint("mdt-after-log-files")
-    completion = table.timeline.completion_time_after(instant_time)
-    mdt_deltacommit.complete(storage, instant_time, mdt_stats, completion_time=completion)
-    failpoint("mdt-after-deltacommit")
-    return completion
-
-
 def _commit_locked(table: HudiTable, plan: StoredPlan, stats: list[dict], execution=None, *,
                    metadata_enable: bool = True, disabled_indexes: Mapping[str, str] | None = None) -> str:  # fmt: skip
     storage, timeline = table.storage, table.timeline
@@ -193,15 +110,9 @@ def _commit_locked(table: HudiTable, plan: StoredPlan, stats: list[dict], execut
     layout = timeline.layout_version
     if execution is not None and callable(getattr(execution, "execution_before_commit", None)):
         call_hook(execution, "execution_before_commit", table=table, plan=plan, write_stats=list(stats))
-    mdt_completion = None
-    kept = prepare_metadata_table(table, metadata_enable, disabled_indexes)
-    if kept:
-        table = table.reload()  # the config no longer names what was dropped
-        commit = CommitFiles(storage, plan.instant_time, dict(write_stats), dict(replaced), table.config.props)
-        mdt_completion = _write_metadata_deltacommit(table, kept, commit)
-    completion = timeline.completion_time_after(plan.instant_time) if layout >= 2 else None
-    while completion is not None and mdt_completion is not None and completion <= mdt_completion:
-        completion = timeline.new_instant_time()  # the MDT deltacommit completes first (format notes 14.1.4)
+    commit = CommitFiles(storage, plan.instant_time, dict(write_stats), dict(replaced), table.config.props)
+    mdt_completion = keep_metadata_table(table, commit, metadata_enable=metadata_enable, disabled=disabled_indexes)
+    completion = completion_after(table, plan.instant_time, mdt_completion) if layout >= 2 else None
     name = timeline.clustering_file_name(plan.instant_time, State.COMPLETED, completion)
     failpoint("before-commit-file")
     storage.write_new(timeline.path_of(name), encode_commit_metadata(metadata, layout_version=layout, replace=True))

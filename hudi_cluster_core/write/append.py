@@ -3,7 +3,8 @@
 Each call is one Hudi ``commit`` (operation INSERT) with the small-file limit at 0: every partition in the
 batch gets ``files_per_partition`` new file groups. This is how fast ingestion leaves many small files behind,
 and it is a valid commit for Apache Hudi and hudi-rs alike: same instant files, meta columns and footers Hudi
-writes (format notes sections 3, 4, 7, 8).
+writes (format notes sections 3, 4, 7, 8). The metadata table is kept as Hudi's insert keeps it (``files``,
+``column_stats``, ``partition_stats``, ``bloom_filters``, and ``record_index`` for the new keys; ``write.instant``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -19,19 +21,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .. import javaprops
-from ..avro import encode_commit_metadata
 from ..errors import ConfigError
-from .base_file import TEMP_DIR, ParquetOptions, WriteContext, write_base_file
+from .base_file import ParquetOptions, WriteContext, write_base_file
 from ..io.storage import Storage
-from ..table import load_table
-from ..table.metadata_table import drop_metadata_table
+from ..table import HudiTable, load_table
 from ..table.naming import make_write_token
 from ..table.properties import PROPERTIES_FILE
-from ..table.timeline import Timeline, load_timeline
 from .avro_schema import arrow_to_avro_schema
+from .instant import abort_commit, begin_commit, complete_commit
 
 
-def _storage_for(base_path: str | Path) -> Storage:
+def storage_for(base_path: str | Path) -> Storage:
     uri = str(base_path)
     if not urlparse(uri).scheme:
         uri = str(Path(uri).expanduser().resolve())
@@ -75,7 +75,7 @@ def create_table(
     storage.write_atomic(storage.join(".hoodie", PROPERTIES_FILE), javaprops.dump(props, header="Properties saved by hudi-cluster").encode())
 
 
-def _with_meta_columns(rows: pa.Table, instant: str, record_key: str, partition_values: pa.Array) -> pa.Table:
+def with_meta_columns(rows: pa.Table, instant: str, record_key: str, partition_values: pa.Array) -> pa.Table:
     keys = pc.cast(rows.column(record_key), pa.string())
     if keys.null_count:
         raise ConfigError(f"record key column '{record_key}' has {keys.null_count} null value(s); keys must be set")
@@ -91,7 +91,7 @@ def _with_meta_columns(rows: pa.Table, instant: str, record_key: str, partition_
     return pa.Table.from_arrays([*meta.values(), *data.columns], names=[*meta.keys(), *data.column_names])
 
 
-def _partition_values(rows: pa.Table, field: str | None, hive_style: bool) -> pa.Array:
+def partition_values(rows: pa.Table, field: str | None, hive_style: bool) -> pa.Array:
     if not field:
         return pa.array([""] * rows.num_rows, pa.string())
     values = pc.cast(rows.column(field), pa.string()).combine_chunks()
@@ -99,7 +99,23 @@ def _partition_values(rows: pa.Table, field: str | None, hive_style: bool) -> pa
     return pc.binary_join_element_wise(f"{field}=", values, "") if hive_style else values
 
 
-def _write_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
+def key_and_partition(table: HudiTable, rows: pa.Table, writer: str, extra: Mapping[str, str | None] | None = None) -> tuple[str, str | None]:
+    """The record key and partition field of a COW table with one record key field, checked present in ``rows``
+    (with the ``extra`` columns, role -> name); ConfigError naming what is wrong."""
+    config = table.config
+    if config.table_type != "COPY_ON_WRITE":
+        raise ConfigError(f"{table.base_path}: {writer} writes COPY_ON_WRITE tables; this one is {config.table_type}")
+    key = config.record_key_fields
+    if len(key) != 1:
+        raise ConfigError(f"{table.base_path}: {writer} supports one record key field; the table has {list(key)}")
+    partition = config.partition_fields[0] if config.is_partitioned else None
+    for role, column in {"record key": key[0], "partition": partition, **(extra or {})}.items():
+        if column and column not in rows.column_names:
+            raise ConfigError(f"{role} column '{column}' is missing from the rows; columns: {', '.join(rows.column_names)}")
+    return key[0], partition
+
+
+def write_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
     path = storage.join(partition, ".hoodie_partition_metadata")
     if not storage.exists(path):
         depth = len(partition.split("/")) if partition else 0
@@ -107,18 +123,15 @@ def _write_partition_metadata(storage: Storage, partition: str, instant: str) ->
         storage.write_atomic(path, text.encode())
 
 
-def _instant_files(timeline: Timeline, instant: str, completion: str | None) -> tuple[str, str, str]:
-    done = f"{instant}_{completion}.commit" if timeline.layout_version >= 2 else f"{instant}.commit"
-    return f"{instant}.commit.requested", f"{instant}.inflight", done
-
-
 def append(
     base_path: str | Path, rows: pa.Table, *, table_name: str | None = None, record_key: str | None = None,
     partition_field: str | None = None, precombine_field: str | None = None, table_version: int = 9,
     files_per_partition: int = 1, hive_style: bool = False, options: ParquetOptions | None = None,
+    metadata_enable: bool = True, disabled_indexes: Mapping[str, str] | None = None,
 ) -> dict:
-    """Insert ``rows`` as new file groups in one commit; creates the table on first use. Returns a summary."""
-    storage = _storage_for(base_path)
+    """Insert ``rows`` as new file groups in one commit; creates the table on first use. Returns a summary.
+    The metadata table is kept (``write.instant``); ``metadata_enable=False`` drops it, as Hudi does."""
+    storage = storage_for(base_path)
     if not storage.exists(storage.join(".hoodie", PROPERTIES_FILE)):
         create_table(
             storage, rows.schema, table_name=table_name or Path(storage.base).name.replace("-", "_"),
@@ -127,52 +140,47 @@ def append(
         )  # fmt: skip
     table = load_table(storage.base_uri)
     config = table.config
-    if config.table_type != "COPY_ON_WRITE":
-        raise ConfigError(f"{storage.base}: append writes COPY_ON_WRITE tables; this one is {config.table_type}")
-    key = config.record_key_fields
-    if len(key) != 1:
-        raise ConfigError(f"{storage.base}: append supports one record key field; the table has {list(key)}")
-    partition = config.partition_fields[0] if config.is_partitioned else None
+    key, partition = key_and_partition(table, rows, "append")
     hive = config.props.get("hoodie.datasource.write.hive_style_partitioning", "false") == "true"
-    for column in filter(None, (key[0], partition)):
-        if column not in rows.column_names:
-            raise ConfigError(f"column '{column}' is missing from the rows; columns: {', '.join(rows.column_names)}")
 
-    timeline = load_timeline(storage, config)
-    instant = timeline.new_instant_time()
-    requested, inflight, _ = _instant_files(timeline, instant, None)
-    empty = {"partitionToWriteStats": {}, "compacted": False, "extraMetadata": {}, "operationType": "INSERT"}
-    storage.write_atomic(timeline.path_of(requested), b"")
-    storage.write_atomic(timeline.path_of(inflight), encode_commit_metadata(empty, layout_version=timeline.layout_version, replace=False))
+    instant = begin_commit(table, "INSERT")
+    try:
+        full = with_meta_columns(rows, instant, key, partition_values(rows, partition, hive))
+        stats = _write_new_file_groups(storage, full, instant, files_per_partition, options or ParquetOptions())
+        complete_commit(table, instant, stats, operation="INSERT", schema=arrow_to_avro_schema(rows.schema, config.name),
+                        metadata_enable=metadata_enable, disabled_indexes=disabled_indexes)  # fmt: skip
+    except BaseException:
+        abort_commit(table, instant)
+        raise
+    files = sum(len(s) for s in stats.values())
+    return {"instant_time": instant, "files": files, "rows": rows.num_rows, "partitions": sorted(stats)}
 
-    full = _with_meta_columns(rows, instant, key[0], _partition_values(rows, partition, hive))
+
+def _write_new_file_groups(storage: Storage, full: pa.Table, instant: str, files_per_partition: int,
+                           options: ParquetOptions) -> dict[str, list[dict]]:  # fmt: skip
+    """Each partition's rows as ``files_per_partition`` new file groups; returns partition -> write stats."""
     by_partition: dict[str, list[int]] = defaultdict(list)
     for index, value in enumerate(full.column("_hoodie_partition_path").to_pylist()):
         by_partition[value].append(index)
     stats: dict[str, list[dict]] = defaultdict(list)
     file_index = 0
     for partition_path in sorted(by_partition):
-        _write_partition_metadata(storage, partition_path, instant)
+        write_partition_metadata(storage, partition_path, instant)
         part = full.take(pa.array(by_partition[partition_path]))
         per_file = math.ceil(part.num_rows / max(1, files_per_partition))
         for start in range(0, part.num_rows, per_file):
-            chunk = part.slice(start, per_file)
-            seqno = pa.array([f"{instant}_{file_index}_{i}" for i in range(chunk.num_rows)], pa.string())
-            chunk = chunk.set_column(1, "_hoodie_commit_seqno", seqno)
+            chunk = with_seqno(part.slice(start, per_file), instant, file_index)
             token = make_write_token(file_index, 1, file_index)
-            context = WriteContext(storage.base_uri, instant, partition_path, token, options or ParquetOptions())
-            stat = write_base_file(storage, context, chunk)
-            stats[partition_path].append(stat)
+            context = WriteContext(storage.base_uri, instant, partition_path, token, options)
+            stats[partition_path].append(write_base_file(storage, context, chunk))
             file_index += 1
+    return dict(stats)
 
-    drop_metadata_table(storage)
-    schema = arrow_to_avro_schema(rows.schema, config.name)
-    metadata = {"partitionToWriteStats": dict(stats), "compacted": False, "extraMetadata": {"schema": schema}, "operationType": "INSERT"}
-    completion = timeline.completion_time_after(instant) if timeline.layout_version >= 2 else None
-    _, _, done = _instant_files(timeline, instant, completion)
-    storage.write_atomic(timeline.path_of(done), encode_commit_metadata(metadata, layout_version=timeline.layout_version, replace=False))
-    storage.delete_dir(storage.join(TEMP_DIR, instant))
-    return {"instant_time": instant, "files": file_index, "rows": rows.num_rows, "partitions": sorted(by_partition)}
+
+def with_seqno(chunk: pa.Table, instant: str, file_index: int) -> pa.Table:
+    """``_hoodie_commit_seqno`` as Hudi numbers the rows of one file: ``<instant>_<file index>_<row>``."""
+    seqno = pa.array([f"{instant}_{file_index}_{i}" for i in range(chunk.num_rows)], pa.string())
+    return chunk.set_column(chunk.schema.get_field_index("_hoodie_commit_seqno"), "_hoodie_commit_seqno", seqno)
 
 
 def append_file(base_path, input_path, **kwargs) -> dict:

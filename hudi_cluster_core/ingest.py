@@ -1,0 +1,134 @@
+"""The writer's Python API: ``upsert()``, the COW upsert on Spark, then inline clustering when configured.
+
+The writer itself (``write.upsert``) neither plans nor runs clustering; this entry point gives it what only the
+upper layers know:
+
+* **the update strategy** (``hoodie.clustering.updates.strategy``, a short name or Hudi's Java class name,
+  resolved by the plugin registry; Hudi's default, reject): consulted when the batch updates file groups under
+  pending clustering. ``reject`` raises :class:`~hudi_cluster_core.errors.UpdateRejected` before anything is
+  written, naming the file groups; ``allow`` writes, and the clustering finds the conflict at its commit (the
+  writer wins, ``run.conflicts``); ``duplicate`` is for consistent-bucket writers, which this writer is not: it
+  is refused with one line, before anything is written;
+* **Spark**: the confirm step of the bloom index and each file group's rewrite run as Spark tasks (one per unit,
+  Arrow in the Python workers); the session starts only when there is work, so bad input fails fast;
+* **inline clustering** after the commit, as Hudi's writer does it: ``hoodie.clustering.inline=true`` schedules
+  and executes once ``hoodie.clustering.inline.max.commits`` commits completed since the last clustering;
+  ``hoodie.clustering.schedule.inline=true`` only schedules (a separate job executes), once
+  ``hoodie.clustering.async.max.commits`` did (Hudi's ``ClusteringPlanActionExecutor`` reads that key for it).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Callable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import keys
+from .api import Mode, cluster
+from .errors import ConfigError, UpdateRejected
+from .plan.model import UpdateContext
+from .plugins import StrategyRegistry, call_hook, default_registry
+from .table import FileGroupId, HudiTable, load_table
+
+log = logging.getLogger(__name__)
+
+
+def _strategy_policy(registry: StrategyRegistry, config) -> Callable[[frozenset[FileGroupId], Mapping[FileGroupId, str]], None]:
+    strategy = registry.resolve("update", config.updates_strategy, config_key=keys.UPDATES_STRATEGY)
+
+    def consult(incoming: frozenset[FileGroupId], pending: Mapping[FileGroupId, str]) -> None:
+        decision = call_hook(strategy, "update_decide", context=UpdateContext(incoming, dict(pending), config))
+        if decision.action == "allow":
+            if decision.file_groups:
+                log.warning("updating %d file group(s) under pending clustering (%s allows it): the clustering will "
+                            "yield to this write at its commit", len(decision.file_groups), config.updates_strategy)  # fmt: skip
+            return
+        named = ", ".join(f"{g.partition or '(none)'}/{g.file_id}" for g in sorted(decision.file_groups))
+        if decision.action == "reject":
+            raise UpdateRejected(decision.message or f"{keys.UPDATES_STRATEGY}={config.updates_strategy} rejects "
+                                 f"updates to file groups under pending clustering: {named}")  # fmt: skip
+        raise ConfigError(f"{keys.UPDATES_STRATEGY}={config.updates_strategy}: '{decision.action}' applies to "
+                          f"consistent-bucket writers; this upsert uses the BLOOM index (file groups: {named}); "
+                          "accepted here: reject, allow")  # fmt: skip
+
+    return consult
+
+
+def _spark_runner(spark_or_factory):
+    """Units of work as Spark tasks, one per unit; the session is made on first use."""
+    state: dict[str, Any] = {}
+
+    def run(units: Sequence[Callable[[], object]]) -> list:
+        if not units:
+            return []
+        if "spark" not in state:
+            state["spark"] = spark_or_factory() if callable(spark_or_factory) else spark_or_factory
+        context = state["spark"].sparkContext
+        # one unit per Spark partition: each task is shipped its own unit only (its rows), in order
+        return context.parallelize(list(units), len(units)).map(lambda unit: unit()).collect()
+
+    return run
+
+
+def commits_since_last_clustering(table: HudiTable) -> int:
+    """Completed commits, deltacommits and replacecommits after the newest completed clustering (all, if none),
+    as Hudi counts them for ``inline.max.commits``."""
+    timeline = table.timeline
+    done = {i.time for i in timeline.completed_clustering}
+    last = max(done, default="0")
+    return sum(1 for i in timeline.completed() if i.time > last and i.time not in done)
+
+
+def upsert(
+    base_path: str | Path, rows: pa.Table, options: Mapping[str, Any] | None = None, spark=None, *,
+    props_file: str | Path | None = None, hoodie_conf: Sequence[str] = (), spark_master: str | None = None,
+    registry: StrategyRegistry | None = None,
+) -> dict:  # fmt: skip
+    """Upsert ``rows`` (Arrow) into the COW table at ``base_path``: one ``commit`` (operation UPSERT), then inline
+    clustering when configured. ``options`` are Hudi keys (writer, metadata and ``hoodie.clustering.*`` keys),
+    over ``hoodie_conf``, over ``props_file``. Returns the writer's summary, with ``clustering`` (the inline
+    clustering's result, or None). Bad input raises a HudiClusterError before anything is written."""
+    from .config import load_config
+    from .write.upsert import upsert as write_upsert
+
+    registry = registry or default_registry()
+    config = load_config(props_file, list(hoodie_conf), dict(options or {}))
+    raw = {k: str(v) for k, v in config.raw.items()}
+    consult = _strategy_policy(registry, config)
+
+    def session():
+        from .api import _session
+
+        return _session(spark_master, {})
+
+    summary = write_upsert(base_path, rows, options=raw, run_units=_spark_runner(spark or session),
+                           on_pending_clustering=consult, storage_options=raw)  # fmt: skip
+    summary["clustering"] = _inline_clustering(base_path, config, raw, spark or session)
+    return summary
+
+
+def _inline_clustering(base_path, config, raw: dict[str, str], spark_or_factory) -> dict | None:
+    if not (config.inline or config.schedule_inline):
+        return None
+    table = load_table(base_path, raw)
+    needed = config.inline_max_commits if config.inline else config.async_max_commits
+    since = commits_since_last_clustering(table)
+    if since < needed:
+        log.info("inline clustering: %d commit(s) since the last clustering, waiting for %d", since, needed)
+        return None
+    mode: Mode = "scheduleAndExecute" if config.inline else "schedule"
+    spark = None  # scheduling needs no Spark session
+    if mode == "scheduleAndExecute":
+        spark = spark_or_factory() if callable(spark_or_factory) else spark_or_factory
+    result = cluster(base_path, mode, raw, spark=spark)
+    log.info("inline clustering (%s): %s", mode, result.message or result.instant_time)
+    return result.to_json()
+
+
+def upsert_file(base_path, input_path, **kwargs) -> dict:
+    """``hudi-cluster upsert``: rows from a parquet file."""
+    return upsert(base_path, pq.read_table(input_path), **kwargs)

@@ -1,0 +1,107 @@
+"""The life of one writer instant (a COW ``commit``): begun, completed with the metadata table kept, or undone.
+
+Shared by our writers (``append``, ``upsert``). Begin and complete run under the timeline lock, as Hudi takes
+its lock for the instant time and for the commit (format notes 15). Completion follows Hudi's order (14.1): the
+MDT deltacommit of the instant (``mdt.commit``) completes, then the data instant's completed file appears
+atomically, then the marker folder goes. A failed write is undone in the reverse order (files with markers, the
+MDT deltacommit, then the instant files), so no pending instant and no stray file is left behind.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from ..avro import encode_commit_metadata
+from ..mdt import deltacommit as mdt_deltacommit
+from ..mdt.commit import completion_after, keep_metadata_table
+from ..mdt.partitions import CommitFiles
+from ..errors import WriteConflict
+from ..table import FileGroupId, HudiTable
+from ..table.ownership import timeline_lock
+from ..table.timeline import Timeline
+from .base_file import TEMP_DIR, marked_files
+
+log = logging.getLogger(__name__)
+
+
+def instant_files(timeline: Timeline, instant: str, completion: str | None) -> tuple[str, str, str]:
+    """(requested, inflight, completed) file names of a COW ``commit`` instant on this timeline's layout."""
+    done = f"{instant}_{completion}.commit" if timeline.layout_version >= 2 else f"{instant}.commit"
+    return f"{instant}.commit.requested", f"{instant}.inflight", done
+
+
+def begin_commit(table: HudiTable, operation: str, wait_ms: int = 60000) -> str:
+    """A new ``commit`` instant, requested then inflight (an empty workload profile); returns its time."""
+    with timeline_lock(table.storage, wait_ms):
+        timeline = table.reload().timeline
+        instant = timeline.new_instant_time()
+        requested, inflight, _ = instant_files(timeline, instant, None)
+        empty = {"partitionToWriteStats": {}, "compacted": False, "extraMetadata": {}, "operationType": operation}
+        table.storage.write_atomic(timeline.path_of(requested), b"")
+        table.storage.write_atomic(timeline.path_of(inflight), encode_commit_metadata(
+            empty, layout_version=timeline.layout_version, replace=False))  # fmt: skip
+    return instant
+
+
+def complete_commit(
+    table: HudiTable, instant: str, write_stats: Mapping[str, Sequence[dict]], *, operation: str, schema: str | None,
+    new_keys: Mapping[str, pa.Array] | None = None, metadata_enable: bool = True,
+    disabled_indexes: Mapping[str, str] | None = None, wait_ms: int = 60000,
+) -> str:  # fmt: skip
+    """Keep the MDT and complete ``instant``; returns the completed file's name. ``new_keys``: see
+    ``mdt.partitions.CommitFiles`` (None: every key written is new)."""
+    stats = {partition: list(s) for partition, s in write_stats.items()}
+    written = {s["path"] for part in stats.values() for s in part}
+    for stray in sorted(marked_files(table, instant) - written):  # a failed task attempt's file (it has a marker)
+        log.info("deleting %s: written by a failed task attempt", stray)
+        table.storage.delete_file(table.storage.join(stray))
+    with timeline_lock(table.storage, wait_ms):
+        table = table.reload()
+        _check_not_replaced(table, instant, stats)
+        commit = CommitFiles(table.storage, instant, stats, {}, table.config.props, new_keys)
+        mdt_completion = keep_metadata_table(table, commit, metadata_enable=metadata_enable, disabled=disabled_indexes)
+        timeline = table.timeline
+        completion = completion_after(table, instant, mdt_completion) if timeline.layout_version >= 2 else None
+        metadata: dict[str, Any] = {"partitionToWriteStats": stats, "compacted": False,
+                                    "extraMetadata": {"schema": schema} if schema else {}, "operationType": operation}  # fmt: skip
+        _, _, done = instant_files(timeline, instant, completion)
+        table.storage.write_new(timeline.path_of(done), encode_commit_metadata(
+            metadata, layout_version=timeline.layout_version, replace=False))  # fmt: skip
+    table.storage.delete_dir(table.storage.join(TEMP_DIR, instant))
+    return done
+
+
+def _check_not_replaced(table: HudiTable, instant: str, stats: Mapping[str, Sequence[dict]]) -> None:
+    """A clustering that completed while this write ran may have replaced a file group it rewrote: committing would
+    hide the write behind the replacecommit. Under OCC the clustering committed first and wins; this write fails
+    (and is undone by the caller), as Apache Hudi's conflict resolution fails it."""
+    replaced = table.view().replaced_file_groups()
+    hit = sorted(f"{s['partitionPath'] or '(none)'}/{s['fileId']}" for part in stats.values() for s in part
+                 if FileGroupId(s["partitionPath"], s["fileId"]) in replaced)  # fmt: skip
+    if hit:
+        raise WriteConflict(f"write {instant} not committed: a clustering replaced file group(s) it rewrote while it "
+                            f"ran: {', '.join(hit)}; its files were removed, retry the write")  # fmt: skip
+
+
+def abort_commit(table: HudiTable, instant: str) -> None:
+    """Undo a pending ``instant`` this process began: its data files (found by their markers), its MDT
+    deltacommit, its markers, then its instant files. Nothing it wrote was ever visible (it is not complete)."""
+    storage = table.storage
+    current = table.reload().timeline.get(instant)
+    if current is not None and current.is_completed:
+        return  # completed: only its marker folder may be left, and a completed commit's files are data
+    for relative in sorted(marked_files(table, instant)):
+        storage.delete_file(storage.join(relative))
+    mdt_deltacommit.rollback(storage, instant)
+    storage.delete_dir(storage.join(TEMP_DIR, instant))
+    timeline = table.reload().timeline
+    requested, inflight, _ = instant_files(timeline, instant, None)
+    for name in (inflight, requested):  # inflight first: a crash between leaves a requested instant, not a torn one
+        path = timeline.path_of(name)
+        if storage.exists(path):
+            storage.delete_file(path)
+    log.info("instant %s: undone (its files, markers and instant files removed)", instant)
