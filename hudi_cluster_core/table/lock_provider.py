@@ -18,6 +18,7 @@ line naming these.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -47,7 +48,7 @@ class LockFile:
 
     def _body(self, token: str) -> bytes:
         now = dt.datetime.now().strftime("%Y-%m-%d %H:%M:%S")
-        owner = f"{_THREAD_PREFIX}{os.getpid()}@{socket.gethostname()} {token}"
+        owner = f"{_THREAD_PREFIX}{os.getpid()}@{machine()} {token}"
         return json.dumps({"lockCreateTime": now, "lockThreadName": owner, "lockStacksInfo": []}).encode()
 
     def try_acquire(self, storage: Storage, token: str) -> bool:
@@ -85,11 +86,23 @@ class LockFile:
         holder = self.holder(storage)
         if holder.startswith(_THREAD_PREFIX):  # ours: orphaned if its process on this host is gone
             pid, _, host = holder[len(_THREAD_PREFIX):].split(" ")[0].partition("@")
-            return host == socket.gethostname() and pid.isdigit() and not _alive(int(pid))
+            return host == machine() and pid.isdigit() and not pid_alive(int(pid))
         return False
 
 
-def _alive(pid: int) -> bool:
+def machine() -> str:
+    """This host, boot and pid namespace: where a pid means the same process (a hostname alone is shared by
+    containers and survives reboots, so a pid there could name a stranger)."""
+    parts = [socket.gethostname()]
+    with contextlib.suppress(OSError):
+        parts.append(open("/proc/sys/kernel/random/boot_id").read().strip())
+    with contextlib.suppress(OSError):
+        parts.append(os.readlink("/proc/self/ns/pid"))
+    return "/".join(parts)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists on this machine (another user's counts as alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

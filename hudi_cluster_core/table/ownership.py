@@ -26,7 +26,6 @@ import datetime as dt
 import json
 import logging
 import os
-import socket
 import threading
 import time
 import uuid
@@ -35,7 +34,7 @@ from typing import Iterator
 
 from ..errors import HudiClusterError
 from ..io.storage import Storage
-from .lock_provider import configured_lock_file, new_token
+from .lock_provider import configured_lock_file, machine, new_token, pid_alive
 
 log = logging.getLogger(__name__)
 HEARTBEAT_DIR = ".hoodie/.heartbeat"
@@ -116,26 +115,6 @@ def _hudi_lock(storage: Storage, deadline: float, wait_ms: int) -> Iterator[None
         lock.release(storage, token)
 
 
-def _machine() -> str:
-    """This host, boot and pid namespace: where a pid means the same process."""
-    parts = [socket.gethostname()]
-    with contextlib.suppress(OSError):
-        parts.append(open("/proc/sys/kernel/random/boot_id").read().strip())
-    with contextlib.suppress(OSError):
-        parts.append(os.readlink("/proc/self/ns/pid"))
-    return "/".join(parts)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 @dataclass(frozen=True)
 class HeartbeatState:
     """What the heartbeat file of an instant says now."""
@@ -171,7 +150,7 @@ def heartbeat_state(storage: Storage, instant_time: str, interval_ms: int, misse
         body = json.loads(storage.read_bytes(path) or b"{}")
         owner, host, pid = body.get("owner"), body.get("host"), int(body["pid"]) if body.get("pid") else None
     live = age * 1000 <= interval_ms * max(misses, 1)
-    if live and pid and host == _machine() and not _pid_alive(pid):
+    if live and pid and host == machine() and not pid_alive(pid):
         live = False  # its process is gone: no need to wait for the timeout
     return HeartbeatState(instant_time, True, age, owner, host, pid, live)
 
@@ -193,7 +172,7 @@ class Heartbeat:
         return heartbeat_path(self.storage, self.instant_time)
 
     def beat(self) -> None:
-        body = {"owner": self.token, "host": _machine(), "pid": os.getpid()}
+        body = {"owner": self.token, "host": machine(), "pid": os.getpid()}
         self.storage.write_atomic(self.path, json.dumps(body).encode())
 
     def start(self) -> "Heartbeat":
