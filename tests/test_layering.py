@@ -41,7 +41,7 @@ EXCEPTIONS = {
 TYPE_ONLY_SEAMS = ("hookspecs",)
 # Within table/: the modules the view is built on import neither the view nor the HudiTable facade.
 BELOW_VIEW = ("table.naming", "table.timeline", "table.properties", "table.archive", "table.ownership",
-              "table.metadata_table", "table.markers", "table.lock_provider")  # fmt: skip
+              "table.metadata_table", "table.markers", "table.lock_provider", "table.storage_lock")  # fmt: skip
 
 
 def _modules() -> dict[str, Path]:

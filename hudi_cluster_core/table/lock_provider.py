@@ -10,14 +10,17 @@ Supported providers:
   ``<base>/.hoodie/lock``), created exclusively; its owner deletes it to unlock. Another owner's file is taken over
   only when it expired (``hoodie.write.lock.filesystem.expire`` minutes after its mtime; 0, the default, never), or
   when it names a hudi-cluster process on this host that is no longer alive. The body is Hudi's ``LockInfo`` JSON.
+* ``StorageBasedLockProvider`` (tables on ``s3://``/``s3a://``): ``.hoodie/.locks/table_lock.json``, a lease
+  written with conditional requests and renewed while held (:mod:`.storage_lock`). Hudi has no client for other
+  schemes, so there it is refused, as Hudi refuses it.
 * ``InProcessLockProvider`` (a lock within one JVM): nothing beyond our own lock to do.
 
-Others (ZooKeeper, DynamoDB, Hive metastore, and the storage-based one for object stores) are refused with one
-line naming these.
+Others (ZooKeeper, DynamoDB, Hive metastore) are refused with one line naming these.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -26,16 +29,35 @@ import threading
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..errors import ConfigError
 from ..io.storage import Storage
+from .storage_lock import StorageLock
 
 PROVIDER_KEY = "hoodie.write.lock.provider"
 _PACKAGE = "org.apache.hudi.client.transaction.lock."
 FILE_SYSTEM = _PACKAGE + "FileSystemBasedLockProvider"
 IN_PROCESS = _PACKAGE + "InProcessLockProvider"
-SUPPORTED = (FILE_SYSTEM, IN_PROCESS)
+STORAGE_BASED = _PACKAGE + "StorageBasedLockProvider"
+SUPPORTED = (FILE_SYSTEM, STORAGE_BASED, IN_PROCESS)
+VALIDITY_KEY = "hoodie.write.lock.storage.validity.timeout.secs"
+RENEW_KEY = "hoodie.write.lock.storage.renew.interval.secs"
+RENEW_ALIAS = "hoodie.write.lock.storage.heartbeat.poll.secs"  # Hudi's older name of the same key
 _THREAD_PREFIX = "hudi-cluster "
+
+
+class TableLock(Protocol):
+    """Apache Hudi's lock of one table as our timeline lock takes it (``ownership._hudi_lock``)."""
+
+    @property
+    def path(self) -> str: ...
+
+    def try_acquire(self, storage: Storage, token: str) -> bool: ...
+
+    def release(self, storage: Storage, token: str) -> None: ...
+
+    def holder(self, storage: Storage) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -47,7 +69,7 @@ class LockFile:
 
     def _body(self, token: str) -> bytes:
         now = dt.datetime.now().strftime("%Y-%m-%d %H:%M:%S")
-        owner = f"{_THREAD_PREFIX}{os.getpid()}@{socket.gethostname()} {token}"
+        owner = f"{_THREAD_PREFIX}{os.getpid()}@{machine()} {token}"
         return json.dumps({"lockCreateTime": now, "lockThreadName": owner, "lockStacksInfo": []}).encode()
 
     def try_acquire(self, storage: Storage, token: str) -> bool:
@@ -85,11 +107,23 @@ class LockFile:
         holder = self.holder(storage)
         if holder.startswith(_THREAD_PREFIX):  # ours: orphaned if its process on this host is gone
             pid, _, host = holder[len(_THREAD_PREFIX):].split(" ")[0].partition("@")
-            return host == socket.gethostname() and pid.isdigit() and not _alive(int(pid))
+            return host == machine() and pid.isdigit() and not pid_alive(int(pid))
         return False
 
 
-def _alive(pid: int) -> bool:
+def machine() -> str:
+    """This host, boot and pid namespace: where a pid means the same process (a hostname alone is shared by
+    containers and survives reboots, so a pid there could name a stranger)."""
+    parts = [socket.gethostname()]
+    with contextlib.suppress(OSError):
+        parts.append(open("/proc/sys/kernel/random/boot_id").read().strip())
+    with contextlib.suppress(OSError):
+        parts.append(os.readlink("/proc/self/ns/pid"))
+    return "/".join(parts)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists on this machine (another user's counts as alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -99,33 +133,55 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def lock_file_for(storage: Storage, props: Mapping[str, str] | None) -> LockFile | None:
+def lock_file_for(storage: Storage, props: Mapping[str, str] | None) -> TableLock | None:
     """The Hudi lock this table's runs must also take, from the user's config; None when there is none to take.
     An unsupported provider is a :class:`ConfigError` (exit 2) naming the supported ones."""
     props = props or {}
     provider = (props.get(PROVIDER_KEY) or "").strip()
     if not provider or provider == IN_PROCESS:
         return None
+    if provider == STORAGE_BASED:
+        return _storage_lock(storage, props)
     if provider != FILE_SYSTEM:
         raise ConfigError(f"{PROVIDER_KEY}={provider}: this lock provider can't be used here; accepted: "
                           f"{', '.join(SUPPORTED)} (or none)")  # fmt: skip
     directory = storage.strip_scheme((props.get("hoodie.write.lock.filesystem.path") or "").strip()) or storage.join(".hoodie")
-    raw_expire = (props.get("hoodie.write.lock.filesystem.expire") or "0").strip()
-    try:
-        expire = int(raw_expire)
-    except ValueError:
-        raise ConfigError(f"hoodie.write.lock.filesystem.expire={raw_expire!r}: accepted: whole minutes >= 0") from None
-    if expire < 0:
-        raise ConfigError(f"hoodie.write.lock.filesystem.expire={raw_expire!r}: accepted: whole minutes >= 0")
+    expire = _whole_number(props, "hoodie.write.lock.filesystem.expire", "0", "whole minutes >= 0", minimum=0)
     return LockFile(directory.rstrip("/") + "/lock", expire)
 
 
+def _storage_lock(storage: Storage, props: Mapping[str, str]) -> StorageLock:
+    """Hudi's StorageBasedLockConfig rules: both durations whole seconds > 0, validity >= 10 x renewal."""
+    if not storage.is_object_store:
+        raise ConfigError(f"{PROVIDER_KEY}={STORAGE_BASED}: needs a table on s3:// or s3a:// (Apache Hudi has no "
+                          f"storage lock client for '{storage.scheme}' either); for {storage.base_uri} use "
+                          f"{FILE_SYSTEM}")  # fmt: skip
+    validity = _whole_number(props, VALIDITY_KEY, "300", "whole seconds >= 1", minimum=1)
+    renew_key = RENEW_KEY if props.get(RENEW_KEY) or not props.get(RENEW_ALIAS) else RENEW_ALIAS
+    renew = _whole_number(props, renew_key, "30", "whole seconds >= 1", minimum=1)
+    if validity < 10 * renew:
+        raise ConfigError(f"{VALIDITY_KEY}={validity} with {renew_key}={renew}: accepted: a validity at least 10 "
+                          "times the renewal interval (as Apache Hudi requires)")  # fmt: skip
+    return StorageLock(storage, validity, renew)
+
+
+def _whole_number(props: Mapping[str, str], key: str, default: str, accepted: str, *, minimum: int) -> int:
+    raw = (props.get(key) or default).strip()
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{key}={raw!r}: accepted: {accepted}") from None
+    if value < minimum:
+        raise ConfigError(f"{key}={raw!r}: accepted: {accepted}")
+    return value
+
+
 # Table base path -> the Hudi lock its runs take in this process (set from the run's config, see ``use_lock_file``).
-_CONFIGURED: dict[str, LockFile] = {}
+_CONFIGURED: dict[str, TableLock] = {}
 _CONFIGURED_GUARD = threading.Lock()
 
 
-def use_lock_file(storage: Storage, lock: LockFile | None) -> None:
+def use_lock_file(storage: Storage, lock: TableLock | None) -> None:
     """Make every timeline lock this process takes on the table also take ``lock`` (None: none)."""
     with _CONFIGURED_GUARD:
         if lock is None:
@@ -134,7 +190,7 @@ def use_lock_file(storage: Storage, lock: LockFile | None) -> None:
             _CONFIGURED[storage.base] = lock
 
 
-def configured_lock_file(storage: Storage) -> LockFile | None:
+def configured_lock_file(storage: Storage) -> TableLock | None:
     with _CONFIGURED_GUARD:
         return _CONFIGURED.get(storage.base)
 

@@ -7,10 +7,10 @@ instant another live run is executing. Two mechanisms, as Apache Hudi has them (
   rollback), so that "look at the timeline, then write" is one step. On local disk it is an advisory ``flock`` on
   the ``.hoodie`` directory itself: it writes nothing, works for a reader too, and the kernel releases it when
   the holder dies, so a crash never leaves a stale lock behind. When the run's config names Apache Hudi's
-  ``FileSystemBasedLockProvider`` (``lock_provider``), Hudi's lock file is taken inside it too, so Hudi writers
-  using optimistic concurrency control and our runs exclude each other. Object stores have no such lock: there
-  the section excludes only other threads of this process, and the warning says so once per table (cross-process
-  exclusion needs a lock provider, issue 13). Conditional PUTs still stop two runs from writing the same plan
+  ``FileSystemBasedLockProvider`` or ``StorageBasedLockProvider`` (``lock_provider``), Hudi's lock is taken inside
+  it too, so Hudi writers using optimistic concurrency control and our runs exclude each other. Object stores have
+  no flock: there, without a lock provider, the section excludes only other threads of this process, and the
+  warning says so once per table. Conditional PUTs still stop two runs from writing the same plan
   (:meth:`Storage.create_exclusive`), and the same completed instant where its name has no completion time (v6).
 * :class:`Heartbeat`: ``.hoodie/.heartbeat/<instant>``, rewritten every ``hoodie.client.heartbeat.interval_in_ms``;
   the instant counts as abandoned when the file is missing or older than interval x
@@ -26,7 +26,6 @@ import datetime as dt
 import json
 import logging
 import os
-import socket
 import threading
 import time
 import uuid
@@ -35,7 +34,7 @@ from typing import Iterator
 
 from ..errors import HudiClusterError
 from ..io.storage import Storage
-from .lock_provider import configured_lock_file, new_token
+from .lock_provider import STORAGE_BASED, configured_lock_file, machine, new_token, pid_alive
 
 log = logging.getLogger(__name__)
 HEARTBEAT_DIR = ".hoodie/.heartbeat"
@@ -54,12 +53,7 @@ _WARNED: set[str] = set()  # object-store tables whose missing cross-process loc
 def timeline_lock(storage: Storage, wait_ms: int = 60000) -> Iterator[None]:
     """Hold the table's timeline lock for the body of the ``with``; re-entrant within one process."""
     if storage.scheme != "file":
-        with _HELD_GUARD:
-            if storage.base_uri not in _WARNED:
-                _WARNED.add(storage.base_uri)
-                log.warning("%s: timeline lock held within this process only: cross-process exclusion on object "
-                            "stores needs a lock provider (issue 13); run one clustering job per table at a time",
-                            storage.base_uri)  # fmt: skip
+        with _object_store_lock(storage, wait_ms):
             yield
         return
     import fcntl
@@ -98,6 +92,32 @@ def timeline_lock(storage: Storage, wait_ms: int = 60000) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def _object_store_lock(storage: Storage, wait_ms: int) -> Iterator[None]:
+    """Object stores have no flock: threads of this process exclude each other here, other processes only through
+    Apache Hudi's lock when the config names one (the storage-based provider, issue 13)."""
+    with _HELD_GUARD:
+        key = storage.base_uri
+        if _HELD.get(key):
+            _HELD[key] += 1
+            try:
+                yield
+            finally:
+                _HELD[key] -= 1
+            return
+        if configured_lock_file(storage) is None and key not in _WARNED:
+            _WARNED.add(key)
+            log.warning("%s: timeline lock held within this process only: cross-process exclusion on object "
+                        "stores needs a lock provider (hoodie.write.lock.provider=%s); run one clustering job per "
+                        "table at a time otherwise", key, STORAGE_BASED)  # fmt: skip
+        _HELD[key] = 1
+        try:
+            with _hudi_lock(storage, time.monotonic() + wait_ms / 1000, wait_ms):
+                yield
+        finally:
+            _HELD.pop(key, None)
+
+
+@contextlib.contextmanager
 def _hudi_lock(storage: Storage, deadline: float, wait_ms: int) -> Iterator[None]:
     """Apache Hudi's lock too, when the run's config names a lock provider (``lock_provider``)."""
     lock = configured_lock_file(storage)
@@ -114,26 +134,6 @@ def _hudi_lock(storage: Storage, deadline: float, wait_ms: int) -> Iterator[None
         yield
     finally:
         lock.release(storage, token)
-
-
-def _machine() -> str:
-    """This host, boot and pid namespace: where a pid means the same process."""
-    parts = [socket.gethostname()]
-    with contextlib.suppress(OSError):
-        parts.append(open("/proc/sys/kernel/random/boot_id").read().strip())
-    with contextlib.suppress(OSError):
-        parts.append(os.readlink("/proc/self/ns/pid"))
-    return "/".join(parts)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @dataclass(frozen=True)
@@ -171,7 +171,7 @@ def heartbeat_state(storage: Storage, instant_time: str, interval_ms: int, misse
         body = json.loads(storage.read_bytes(path) or b"{}")
         owner, host, pid = body.get("owner"), body.get("host"), int(body["pid"]) if body.get("pid") else None
     live = age * 1000 <= interval_ms * max(misses, 1)
-    if live and pid and host == _machine() and not _pid_alive(pid):
+    if live and pid and host == machine() and not pid_alive(pid):
         live = False  # its process is gone: no need to wait for the timeout
     return HeartbeatState(instant_time, True, age, owner, host, pid, live)
 
@@ -193,7 +193,7 @@ class Heartbeat:
         return heartbeat_path(self.storage, self.instant_time)
 
     def beat(self) -> None:
-        body = {"owner": self.token, "host": _machine(), "pid": os.getpid()}
+        body = {"owner": self.token, "host": machine(), "pid": os.getpid()}
         self.storage.write_atomic(self.path, json.dumps(body).encode())
 
     def start(self) -> "Heartbeat":

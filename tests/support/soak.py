@@ -1,0 +1,218 @@
+"""The soak harness (issue 13, "Proof: a soak test"): writers loop on one table while the clustering service runs.
+
+Every writer writes batches whose rows carry a value unique to the batch (``val = "<writer>-<batch>"``) and a
+``ts`` (the precombine field) that only grows, and reports each batch as an :class:`Outcome`: committed (with its
+instant) or failed (with the error's first line). The expected table is then known exactly: every key holds the
+value of the last committed batch that wrote it. Writers never write each other's keys, so "last" is the order of
+one writer's own batches.
+
+* The Apache Hudi 1.1.1 writer runs in its own Spark process (``python -m tests.support.soak``): upserts of some
+  keys it wrote before plus new keys, with optimistic concurrency control and the file-system lock provider.
+* Our writers run in threads of the test process, each one function ``(base, batch, rows) -> instant``
+  (:data:`OUR_WRITERS`); today ``append`` (inserts as new file groups). The upsert writer being built in parallel
+  is one more entry there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+FS_LOCK = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
+STRATEGIES = {
+    "allow": "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy",
+    "reject": "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
+}
+SCHEMA = pa.schema([("id", pa.string()), ("region", pa.string()), ("ts", pa.int64()), ("val", pa.string())])
+REGIONS = ("eu", "us")
+# Errors a writer may meet by design when it races the clustering or another writer: the write did not commit
+CONFLICT_ERRORS = ("HoodieWriteConflictException", "HoodieClusteringUpdateException", "ConcurrentModificationException",
+                   "LockTimeout", "HoodieLockException")  # fmt: skip
+
+
+def hudi_options(strategy: str) -> dict[str, str]:
+    """An Apache Hudi writer beside async clustering, as Hudi's docs configure it (OCC + a lock provider)."""
+    return {
+        "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+        "hoodie.write.lock.provider": FS_LOCK,
+        "hoodie.clean.failed.writes.policy": "LAZY",
+        "hoodie.clustering.updates.strategy": STRATEGIES[strategy],
+        "hoodie.client.heartbeat.interval_in_ms": "1000",  # failed writes expire after 2 s: the final clean rolls them back
+        "hoodie.write.lock.client.num_retries": "30",
+        "hoodie.write.lock.client.wait_time_ms_between_retry": "1000",
+        "hoodie.write.lock.wait_time_ms": "10000",
+    }
+
+
+@dataclass
+class Outcome:
+    writer: str
+    batch: int
+    status: str  # committed | conflict | error
+    instant: str | None = None
+    message: str = ""
+    values: dict[str, str] = field(default_factory=dict)  # key -> val, for the keys this batch wrote
+    ts: int = 0  # the batch's precombine value: of two committed values of a key, the higher ts wins
+
+    @staticmethod
+    def of_failure(writer: str, batch: int, exc: BaseException, values: dict[str, str], ts: int) -> "Outcome":
+        text = f"{type(exc).__name__}: {exc}"
+        conflict = any(name in text for name in CONFLICT_ERRORS)
+        line = next((ln for ln in text.splitlines() if any(n in ln for n in CONFLICT_ERRORS)), text.splitlines()[0])
+        return Outcome(writer, batch, "conflict" if conflict else "error", None, line.strip(" :")[:500], values, ts)
+
+    def error_name(self) -> str:
+        found = re.search(r"(\w+(?:Exception|Error|Timeout))\b", self.message)
+        return found.group(1) if found else self.message[:80]
+
+
+def batch_rows(writer: str, batch: int, keys: list[str], ts: int) -> pa.Table:
+    return pa.table({"id": keys, "region": [key.split("-")[1] for key in keys], "ts": [ts] * len(keys), "val": [f"{writer}-{batch}"] * len(keys)},
+                    schema=SCHEMA)  # fmt: skip
+
+
+def new_keys(writer: str, batch: int, count: int) -> list[str]:
+    """Keys no other batch writes; the region is part of the key, so an update lands in the key's partition."""
+    return [f"r-{REGIONS[i % len(REGIONS)]}-{writer}-{batch:05d}-{i:03d}" for i in range(count)]
+
+
+class Clock:
+    """Precombine values that only grow within one writer."""
+
+    def __init__(self):
+        self.last = 0
+
+    def next(self) -> int:
+        self.last = max(self.last + 1, int(time.time() * 1000))
+        return self.last
+
+
+def expected_values(outcomes: list[Outcome]) -> dict[str, str]:
+    """Every key's value after all committed batches: the value of the committed batch with the highest
+    precombine value (``ts``) that wrote the key."""
+    expected: dict[str, str] = {}
+    for outcome in sorted(outcomes, key=lambda o: o.ts):
+        if outcome.status == "committed":
+            expected.update(outcome.values)
+    return expected
+
+
+# ------------------------------------------------------------------------------------------- our writers
+
+
+def _append_writer(base: str, batch: int, rows: pa.Table) -> str:
+    """``hudi_cluster_core.write.append``. It takes no lock itself, so here it runs inside our timeline lock with
+    Apache Hudi's file-system lock (what a writer beside OCC writers must hold while it commits)."""
+    from hudi_cluster_core.io.storage import Storage
+    from hudi_cluster_core.table.lock_provider import PROVIDER_KEY, lock_file_for, use_lock_file
+    from hudi_cluster_core.table.ownership import timeline_lock
+    from hudi_cluster_core.write.append import append
+
+    storage = Storage(base)
+    use_lock_file(storage, lock_file_for(storage, {PROVIDER_KEY: FS_LOCK}))
+    with timeline_lock(storage, wait_ms=60000):
+        return str(append(base, rows)["instant_time"])
+
+
+# name -> (how many new keys per batch, the write); our upsert writer joins here once it exists
+OUR_WRITERS: dict[str, tuple[int, Callable[[str, int, pa.Table], str]]] = {"append": (8, _append_writer)}
+
+
+class OurWriterThread(threading.Thread):
+    """Batches of one of :data:`OUR_WRITERS` every ``interval`` seconds until :meth:`stop`."""
+
+    def __init__(self, name: str, base: str, interval: float):
+        super().__init__(name=f"soak-{name}", daemon=True)
+        self.writer, self.base, self.interval = name, base, interval
+        self.outcomes: list[Outcome] = []
+        self._stop_event = threading.Event()
+        self._clock = Clock()
+
+    def run(self) -> None:
+        count, write = OUR_WRITERS[self.writer]
+        batch = 0
+        while not self._stop_event.wait(self.interval):
+            batch += 1
+            keys, ts = new_keys(self.writer, batch, count), self._clock.next()
+            rows = batch_rows(self.writer, batch, keys, ts)
+            values = dict.fromkeys(keys, f"{self.writer}-{batch}")
+            try:
+                instant = write(self.base, batch, rows)
+                self.outcomes.append(Outcome(self.writer, batch, "committed", instant, "", values, ts))
+            except Exception as exc:  # noqa: BLE001 - every failure is recorded, then judged by the test
+                self.outcomes.append(Outcome.of_failure(self.writer, batch, exc, values, ts))
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(timeout=120)
+
+
+# -------------------------------------------------------------------------------- the Apache Hudi writer
+
+
+def hudi_write(spark, base: str, writer: str, batch: int, keys: list[str], clock: Clock, strategy: str) -> Outcome:
+    from tests.support.apache_hudi import write_hudi_table
+
+    ts = clock.next()
+    rows = batch_rows(writer, batch, keys, ts)
+    values = dict.fromkeys(keys, f"{writer}-{batch}")
+    try:
+        instant = write_hudi_table(spark, base, rows, operation="upsert", partition_field="region",
+                                   extra_options=hudi_options(strategy))  # fmt: skip
+    except Exception as exc:  # noqa: BLE001 - recorded and judged by the test
+        return Outcome.of_failure(writer, batch, exc, values, ts)
+    return Outcome(writer, batch, "committed", instant, "", values, ts)
+
+
+def hudi_writer_loop(base: str, seconds: float, out: Path, strategy: str, inserts: int, updates: int) -> None:
+    """Upsert batches until ``seconds`` have passed; one JSON line per batch in ``out`` (flushed at once)."""
+    from tests.support.apache_hudi import hudi_spark_session
+
+    spark = hudi_spark_session()
+    rng, clock = random.Random(13), Clock()
+    written: list[str] = json.loads(out.with_suffix(".keys.json").read_text())  # the keys the set-up wrote
+    deadline = time.monotonic() + seconds
+    batch = 0
+    with out.open("a") as sink:
+        while time.monotonic() < deadline:
+            batch += 1
+            keys = rng.sample(written, min(updates, len(written))) + new_keys("hudi", batch, inserts)
+            outcome = hudi_write(spark, base, "hudi", batch, keys, clock, strategy)
+            if outcome.status == "committed":
+                written.extend(keys[len(keys) - inserts :])
+            sink.write(json.dumps(asdict(outcome)) + "\n")
+            sink.flush()
+    spark.stop()
+
+
+def read_outcomes(path: Path) -> list[Outcome]:
+    if not path.exists():
+        return []
+    return [Outcome(**json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.support.soak")
+    parser.add_argument("base")
+    parser.add_argument("--seconds", type=float, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--strategy", choices=sorted(STRATEGIES), default="allow")
+    parser.add_argument("--inserts", type=int, default=6)
+    parser.add_argument("--updates", type=int, default=12)
+    args = parser.parse_args(argv)
+    hudi_writer_loop(args.base, args.seconds, args.out, args.strategy, args.inserts, args.updates)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
