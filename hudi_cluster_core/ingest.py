@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 from . import keys
 from .api import Mode, cluster
 from .errors import ConfigError, UpdateRejected
+from .mdt.partitions import disabled_by_config
 from .plan.model import UpdateContext
 from .plugins import StrategyRegistry, call_hook, default_registry
 from .table import FileGroupId, HudiTable, load_table
@@ -127,6 +128,27 @@ def _inline_clustering(base_path, config, raw: dict[str, str], spark_or_factory)
     result = cluster(base_path, mode, raw, spark=spark)
     log.info("inline clustering (%s): %s", mode, result.message or result.instant_time)
     return result.to_json()
+
+
+def append_file(base_path, input_path, *, props_file=None, hoodie_conf: Sequence[str] = (), spark_master=None,
+                **kwargs) -> dict:  # fmt: skip
+    """``hudi-cluster append``: rows from a parquet file as new file groups (``write.append``), then inline
+    clustering when the config asks for it, as after an upsert."""
+    from .config import load_config
+    from .write.append import append
+
+    config = load_config(props_file, list(hoodie_conf), {})
+    raw = {k: str(v) for k, v in config.raw.items()}
+    summary = append(base_path, pq.read_table(input_path), metadata_enable=config.writer.metadata_enable,
+                     disabled_indexes=disabled_by_config(raw), **kwargs)  # fmt: skip
+
+    def session():
+        from .api import _session
+
+        return _session(spark_master, {})
+
+    summary["clustering"] = _inline_clustering(base_path, config, raw, session)
+    return summary
 
 
 def upsert_file(base_path, input_path, **kwargs) -> dict:

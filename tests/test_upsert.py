@@ -354,3 +354,19 @@ def test_append_keeps_every_index_and_hudi_finds_the_appended_keys(spark, templa
     assert _init_files(base, "record_index") == rli_init
     assert set(read_hoodie_properties(base)["hoodie.table.metadata.partitions"].split(",")) == INDEXES
     assert_same_rows(read_hudi_rs(base, options=RS_MDT), read_hudi_snapshot(spark, base), labels=("hudi-rs", "Hudi"))
+
+
+def test_append_runs_inline_clustering_too(spark, template, tmp_path):
+    from hudi_cluster_core.ingest import append_file
+    from hudi_cluster_core.table import load_table
+
+    base = _copy(template, tmp_path)  # three commits by Hudi
+    source = tmp_path / "rows.parquet"
+    pq.write_table(small_file_rows(1100, 6), source)
+    conf = ["hoodie.clustering.inline=true", "hoodie.clustering.inline.max.commits=4", f"{next(iter(SORT))}=c_int"]
+    result = append_file(base, source, hoodie_conf=conf)
+    clustering = result["clustering"]
+    assert clustering and clustering["message"] == "completed", clustering
+    timeline = load_table(base).timeline
+    assert [i.time for i in timeline.completed_clustering] == [clustering["instant_time"]] and not timeline.pending()
+    assert read_hudi_rs(base, options=RS_MDT).num_rows == 36 + 6

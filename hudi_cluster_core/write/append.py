@@ -18,7 +18,6 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from .. import javaprops
 from ..errors import ConfigError
@@ -181,8 +180,3 @@ def with_seqno(chunk: pa.Table, instant: str, file_index: int) -> pa.Table:
     """``_hoodie_commit_seqno`` as Hudi numbers the rows of one file: ``<instant>_<file index>_<row>``."""
     seqno = pa.array([f"{instant}_{file_index}_{i}" for i in range(chunk.num_rows)], pa.string())
     return chunk.set_column(chunk.schema.get_field_index("_hoodie_commit_seqno"), "_hoodie_commit_seqno", seqno)
-
-
-def append_file(base_path, input_path, **kwargs) -> dict:
-    """``hudi-cluster append``: rows from a parquet file."""
-    return append(base_path, pq.read_table(input_path), **kwargs)
