@@ -370,3 +370,24 @@ def test_append_runs_inline_clustering_too(spark, template, tmp_path):
     timeline = load_table(base).timeline
     assert [i.time for i in timeline.completed_clustering] == [clustering["instant_time"]] and not timeline.pending()
     assert read_hudi_rs(base, options=RS_MDT).num_rows == 36 + 6
+
+
+def test_with_hudis_lock_provider_our_upsert_takes_hudis_lock(spark, template, tmp_path):
+    """OCC beside Apache Hudi writers (FileSystemBasedLockProvider): while Hudi's lock file is held our upsert waits
+    ``wait_time_ms``, then stops with one error naming the file, having written nothing; once it is free the upsert
+    commits and leaves no lock file behind."""
+    from hudi_cluster_core.errors import HudiClusterError
+
+    base = _copy(template, tmp_path)
+    options = {"hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider",
+               "hoodie.write.lock.wait_time_ms": "1500"}  # fmt: skip
+    lock = Path(base, ".hoodie", "lock")
+    lock.write_bytes(b"")  # what Hudi's provider leaves on local disk while it holds the lock
+    tree = _tree(base)
+    with pytest.raises(HudiClusterError) as held:
+        upsert(base, small_file_rows(1200, 3), options, spark=spark)
+    assert str(lock) in str(held.value) and "hoodie.write.lock.wait_time_ms" in str(held.value), held.value
+    assert _tree(base) == tree
+    lock.unlink()
+    assert upsert(base, small_file_rows(1200, 3), options, spark=spark)["inserts"] == 3
+    assert not lock.exists(), "our upsert left Hudi's lock file behind"
