@@ -153,7 +153,8 @@ def append_file(base_path, input_path, *, props_file=None, hoodie_conf: Sequence
     raw = {k: str(v) for k, v in config.raw.items()}
     _take_hudi_lock_too(base_path, raw)
     summary = append(base_path, pq.read_table(input_path), metadata_enable=config.writer.metadata_enable,
-                     disabled_indexes=disabled_by_config(raw), **kwargs)  # fmt: skip
+                     disabled_indexes=disabled_by_config(raw), lock_wait_ms=config.writer.lock_wait_time_ms,
+                     **kwargs)  # fmt: skip
 
     def session():
         from .api import _session
