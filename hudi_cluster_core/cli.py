@@ -97,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     append.add_argument("--partition-field", default=None)
     append.add_argument("--precombine-field", default=None)
     append.add_argument("--table-version", type=int, default=9, choices=[6, 9])
+    append.add_argument("--props", help="a Hudi properties file (hoodie.metadata.*, hoodie.clustering.inline, ...)")
+    append.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Hudi key, e.g. hoodie.clustering.inline=true; repeatable")
+    append.add_argument("--spark-master", default=None, help="Spark master of an inline clustering (default local[*])")
     append.add_argument("--json", action="store_true")
     upsert = sub.add_parser("upsert", help="upsert a parquet file's rows into a COW table (BLOOM index, one commit), "
                                            "then inline clustering when configured")  # fmt: skip
@@ -243,14 +247,21 @@ def _say(line: str) -> None:
 
 
 def _cmd_append(args) -> int:
-    from .write.append import append_file
+    from .ingest import append_file
 
     result = append_file(
-        args.base_path, args.input, table_name=args.table_name, record_key=args.record_key,
-        partition_field=args.partition_field, precombine_field=args.precombine_field, table_version=args.table_version,
+        args.base_path, args.input, props_file=args.props, hoodie_conf=args.hoodie_conf, spark_master=args.spark_master,
+        table_name=args.table_name, record_key=args.record_key, partition_field=args.partition_field,
+        precombine_field=args.precombine_field, table_version=args.table_version,
     )  # fmt: skip
     print(json.dumps(result, indent=2) if args.json else f"committed {result['instant_time']}: {result['files']} file(s)")
+    if not args.json and result.get("clustering"):
+        print(_inline_line(result["clustering"]))
     return 0
+
+
+def _inline_line(clustering: dict) -> str:
+    return f"inline clustering ({clustering['mode']}): {clustering['instant_time'] or clustering['message']}"
 
 
 def _cmd_upsert(args) -> int:
@@ -263,9 +274,8 @@ def _cmd_upsert(args) -> int:
         return 0
     print(f"committed {result['instant_time']}: {result['updates']} update(s), {result['inserts']} insert(s); "
           f"{result['files_rewritten']} file(s) rewritten, {result['files_created']} new")  # fmt: skip
-    clustering = result.get("clustering")
-    if clustering:
-        print(f"inline clustering ({clustering['mode']}): {clustering['instant_time'] or clustering['message']}")
+    if result.get("clustering"):
+        print(_inline_line(result["clustering"]))
     return 0
 
 

@@ -29,10 +29,12 @@ import pyarrow.parquet as pq
 
 from . import keys
 from .api import Mode, cluster
-from .errors import ConfigError, UpdateRejected
+from .errors import ConfigError, TableError, UpdateRejected
+from .mdt.partitions import disabled_by_config
 from .plan.model import UpdateContext
 from .plugins import StrategyRegistry, call_hook, default_registry
 from .table import FileGroupId, HudiTable, load_table
+from .table.lock_provider import lock_file_for, use_lock_file
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +58,16 @@ def _strategy_policy(registry: StrategyRegistry, config) -> Callable[[frozenset[
                           "accepted here: reject, allow")  # fmt: skip
 
     return consult
+
+
+def _take_hudi_lock_too(base_path, raw: dict[str, str]) -> None:
+    """With a Hudi lock provider configured (OCC beside Hudi writers), every timeline transition of our writer
+    (its instant time, its commit) also takes Hudi's lock, as the clustering's do (``api.cluster``)."""
+    try:
+        storage = load_table(base_path, raw).storage
+    except TableError:  # a table append is about to create: no Hudi writer can be on it yet
+        return
+    use_lock_file(storage, lock_file_for(storage, raw))
 
 
 def _spark_runner(spark_or_factory):
@@ -99,6 +111,7 @@ def upsert(
     config = load_config(props_file, list(hoodie_conf), dict(options or {}))
     raw = {k: str(v) for k, v in config.raw.items()}
     consult = _strategy_policy(registry, config)
+    _take_hudi_lock_too(base_path, raw)
 
     def session():
         from .api import _session
@@ -127,6 +140,29 @@ def _inline_clustering(base_path, config, raw: dict[str, str], spark_or_factory)
     result = cluster(base_path, mode, raw, spark=spark)
     log.info("inline clustering (%s): %s", mode, result.message or result.instant_time)
     return result.to_json()
+
+
+def append_file(base_path, input_path, *, props_file=None, hoodie_conf: Sequence[str] = (), spark_master=None,
+                **kwargs) -> dict:  # fmt: skip
+    """``hudi-cluster append``: rows from a parquet file as new file groups (``write.append``), then inline
+    clustering when the config asks for it, as after an upsert."""
+    from .config import load_config
+    from .write.append import append
+
+    config = load_config(props_file, list(hoodie_conf), {})
+    raw = {k: str(v) for k, v in config.raw.items()}
+    _take_hudi_lock_too(base_path, raw)
+    summary = append(base_path, pq.read_table(input_path), metadata_enable=config.writer.metadata_enable,
+                     disabled_indexes=disabled_by_config(raw), lock_wait_ms=config.writer.lock_wait_time_ms,
+                     **kwargs)  # fmt: skip
+
+    def session():
+        from .api import _session
+
+        return _session(spark_master, {})
+
+    summary["clustering"] = _inline_clustering(base_path, config, raw, session)
+    return summary
 
 
 def upsert_file(base_path, input_path, **kwargs) -> dict:

@@ -1,11 +1,13 @@
-"""The COW upsert writer (issue 13, section 3): ``upsert()`` and ``hudi-cluster upsert`` on tables Apache Hudi
-1.1.1 wrote (partitioned, the metadata table on with every index we keep).
+"""Our writers (issue 13): ``upsert()`` and ``hudi-cluster upsert``, and ``append``, on tables Apache Hudi 1.1.1
+wrote (COW, partitioned, the metadata table on with every index we keep: one template for the module).
 
 Our upsert's updates, precombine, small-file packing and inserts are read back by both readers (every key holds
 its latest value); Apache Hudi's next upserts with the BLOOM index (its index reads our footers) and with the
 RECORD_INDEX (our MDT deltacommit) find every key in place, with no duplicate and no MDT partition initialised.
 With the small-file limit at 0 inserts go to new file groups and no file is rewritten. Bad input is one line,
-exit 2, and the table is untouched.
+exit 2, and the table is untouched. The update strategy is consulted (reject before writing, allow and the
+clustering yields), a clustering that completes while the upsert writes wins, inline clustering runs after the
+commit, and append keeps every index (Hudi finds the appended keys through data skipping and the record index).
 """
 
 from __future__ import annotations
@@ -21,21 +23,35 @@ import pyarrow.parquet as pq
 import pytest
 
 from hudi_cluster_core.ingest import upsert
+from hudi_cluster_core.write.append import append
 from tests.support.apache_hudi import (
     SMALL_FILE_SCHEMA, assert_upsert_found_keys, hudi_upsert, instant_metadata, make_small_file_table, make_updates,
     read_hoodie_properties, read_hudi_snapshot, small_file_rows,
 )  # fmt: skip
 from tests.support.readers import assert_same_rows, read_hudi_rs
 from tests.support.runs import error_lines
-from tests.test_append_mdt import ALL_INDEXES, INDEXES, RS_MDT
 from tests.test_mdt_commit import _assert_listing_equals_storage
-from tests.test_mdt_record_index import _init_files, _is_init, _mdt_timeline
+from tests.test_mdt_record_index import _init_files, _is_init, _mdt_timeline, _point_lookup, _record_index_of
+
+
+# every index our commits keep; Hudi's writer drops an index its config does not enable, so its writes say them all
+ALL_INDEXES = {
+    "hoodie.metadata.enable": "true",
+    "hoodie.metadata.index.column.stats.enable": "true",
+    "hoodie.metadata.index.partition.stats.enable": "true",
+    "hoodie.metadata.index.bloom.filter.enable": "true",
+    "hoodie.metadata.record.index.enable": "true",
+}
+INDEXES = {"files", "column_stats", "partition_stats", "bloom_filters", "record_index"}
+RS_MDT = {"hoodie.metadata.enable": "true"}
+SKIPPING = {**ALL_INDEXES, "hoodie.enable.data.skipping": "true"}
 
 
 @pytest.fixture(scope="module")
 def template(spark, tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("upsert") / "t"
     make_small_file_table(spark, str(base), batches=3, rows_per_batch=12, metadata_enable=True, extra_options=ALL_INDEXES)
+    assert set(read_hoodie_properties(base)["hoodie.table.metadata.partitions"].split(",")) == INDEXES
     return base
 
 
@@ -290,3 +306,88 @@ def test_a_clustering_that_completes_while_the_upsert_writes_wins_and_the_upsert
     hudi = read_hudi_snapshot(spark, base, ALL_INDEXES)
     assert _values(hudi) == _values(rows)
     assert_same_rows(read_hudi_rs(base, options=RS_MDT), hudi, labels=("hudi-rs", "Hudi"))
+
+
+# ------------------------------------------------------------------ append keeps the metadata table (issue 13, step 1)
+
+
+def test_append_keeps_every_index_and_hudi_finds_the_appended_keys(spark, template, tmp_path):
+    base = _copy(template, tmp_path)
+    before = read_hudi_snapshot(spark, base)
+    init_before = {n for n in _mdt_timeline(base) if _is_init(n)}
+    rli_init = _init_files(base, "record_index")
+    appended = small_file_rows(1000, 9)
+
+    instant = append(base, appended)["instant_time"]
+
+    assert set(read_hoodie_properties(base)["hoodie.table.metadata.partitions"].split(",")) == INDEXES
+    mdt_done = [n for n in _mdt_timeline(base) if n.startswith(f"{instant}_") and n.endswith(".deltacommit")]
+    data_done = [p.name for p in Path(base, ".hoodie/timeline").glob(f"{instant}_*.commit")]
+    assert len(mdt_done) == 1 and len(data_done) == 1, (mdt_done, data_done)
+    assert mdt_done[0].split("_")[1].split(".")[0] < data_done[0].split("_")[1].split(".")[0]
+    assert not list(Path(base, ".hoodie/.temp").glob(f"{instant}*")), "markers left behind"
+    # the record index holds exactly the appended keys, each in the new file group holding it
+    index = _record_index_of(base, instant)
+    assert set(index) == set(appended["id"].to_pylist())
+    stats = instant_metadata(base, instant)["partitionToWriteStats"]
+    new_groups = {(p, s["fileId"]) for p, st in stats.items() for s in st}
+    snapshot = read_hudi_snapshot(spark, base, ALL_INDEXES)
+    assert snapshot.num_rows == before.num_rows + appended.num_rows
+    for key, partition, name in zip(snapshot["_hoodie_record_key"].to_pylist(), snapshot["_hoodie_partition_path"].to_pylist(),
+                                    snapshot["_hoodie_file_name"].to_pylist()):  # fmt: skip
+        if key in index:
+            assert (partition, name.split("_")[0]) in new_groups
+
+    # both readers through the metadata table; Hudi with data skipping finds every appended key
+    assert_same_rows(read_hudi_rs(base, options=RS_MDT), snapshot, labels=("hudi-rs", "Hudi"))
+    for key in appended["id"].to_pylist()[::3]:
+        rows, files = _point_lookup(spark, base, key, SKIPPING)
+        assert [r["id"] for r in rows] == [key] and files == 1, (key, rows, files)
+    _assert_listing_equals_storage(spark, base)
+
+    # Hudi's next upsert with the record index finds appended and older keys in place, initialising nothing
+    rows = pa.concat_tables([appended, before.select(SMALL_FILE_SCHEMA.names).cast(SMALL_FILE_SCHEMA).slice(0, 3)])
+    updates = make_updates(rows, tag="rli")
+    upsert = hudi_upsert(spark, base, updates, index_type="RECORD_INDEX", extra_options=ALL_INDEXES)
+    assert_upsert_found_keys(spark, base, updates, upsert, rows_before=snapshot.num_rows)
+    assert not {n for n in _mdt_timeline(base) if _is_init(n)} - init_before, "a metadata partition was initialised"
+    assert _init_files(base, "record_index") == rli_init
+    assert set(read_hoodie_properties(base)["hoodie.table.metadata.partitions"].split(",")) == INDEXES
+    assert_same_rows(read_hudi_rs(base, options=RS_MDT), read_hudi_snapshot(spark, base), labels=("hudi-rs", "Hudi"))
+
+
+def test_append_runs_inline_clustering_too(spark, template, tmp_path):
+    from hudi_cluster_core.ingest import append_file
+    from hudi_cluster_core.table import load_table
+
+    base = _copy(template, tmp_path)  # three commits by Hudi
+    source = tmp_path / "rows.parquet"
+    pq.write_table(small_file_rows(1100, 6), source)
+    conf = ["hoodie.clustering.inline=true", "hoodie.clustering.inline.max.commits=4", f"{next(iter(SORT))}=c_int"]
+    result = append_file(base, source, hoodie_conf=conf)
+    clustering = result["clustering"]
+    assert clustering and clustering["message"] == "completed", clustering
+    timeline = load_table(base).timeline
+    assert [i.time for i in timeline.completed_clustering] == [clustering["instant_time"]] and not timeline.pending()
+    assert read_hudi_rs(base, options=RS_MDT).num_rows == 36 + 6
+
+
+def test_with_hudis_lock_provider_our_upsert_takes_hudis_lock(spark, template, tmp_path):
+    """OCC beside Apache Hudi writers (FileSystemBasedLockProvider): while Hudi's lock file is held our upsert waits
+    ``wait_time_ms``, then stops with one error naming the file, having written nothing; once it is free the upsert
+    commits and leaves no lock file behind."""
+    from hudi_cluster_core.errors import HudiClusterError
+
+    base = _copy(template, tmp_path)
+    options = {"hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider",
+               "hoodie.write.lock.wait_time_ms": "1500"}  # fmt: skip
+    lock = Path(base, ".hoodie", "lock")
+    lock.write_bytes(b"")  # what Hudi's provider leaves on local disk while it holds the lock
+    tree = _tree(base)
+    with pytest.raises(HudiClusterError) as held:
+        upsert(base, small_file_rows(1200, 3), options, spark=spark)
+    assert str(lock) in str(held.value) and "hoodie.write.lock.wait_time_ms" in str(held.value), held.value
+    assert _tree(base) == tree
+    lock.unlink()
+    assert upsert(base, small_file_rows(1200, 3), options, spark=spark)["inserts"] == 3
+    assert not lock.exists(), "our upsert left Hudi's lock file behind"

@@ -18,7 +18,6 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from .. import javaprops
 from ..errors import ConfigError
@@ -127,10 +126,11 @@ def append(
     base_path: str | Path, rows: pa.Table, *, table_name: str | None = None, record_key: str | None = None,
     partition_field: str | None = None, precombine_field: str | None = None, table_version: int = 9,
     files_per_partition: int = 1, hive_style: bool = False, options: ParquetOptions | None = None,
-    metadata_enable: bool = True, disabled_indexes: Mapping[str, str] | None = None,
+    metadata_enable: bool = True, disabled_indexes: Mapping[str, str] | None = None, lock_wait_ms: int = 60000,
 ) -> dict:
     """Insert ``rows`` as new file groups in one commit; creates the table on first use. Returns a summary.
-    The metadata table is kept (``write.instant``); ``metadata_enable=False`` drops it, as Hudi does."""
+    The metadata table is kept (``write.instant``); ``metadata_enable=False`` drops it, as Hudi does.
+    ``lock_wait_ms``: how long to wait for the timeline lock (``hoodie.write.lock.wait_time_ms``)."""
     storage = storage_for(base_path)
     if not storage.exists(storage.join(".hoodie", PROPERTIES_FILE)):
         create_table(
@@ -143,12 +143,12 @@ def append(
     key, partition = key_and_partition(table, rows, "append")
     hive = config.props.get("hoodie.datasource.write.hive_style_partitioning", "false") == "true"
 
-    instant = begin_commit(table, "INSERT")
+    instant = begin_commit(table, "INSERT", lock_wait_ms)
     try:
         full = with_meta_columns(rows, instant, key, partition_values(rows, partition, hive))
         stats = _write_new_file_groups(storage, full, instant, files_per_partition, options or ParquetOptions())
         complete_commit(table, instant, stats, operation="INSERT", schema=arrow_to_avro_schema(rows.schema, config.name),
-                        metadata_enable=metadata_enable, disabled_indexes=disabled_indexes)  # fmt: skip
+                        metadata_enable=metadata_enable, disabled_indexes=disabled_indexes, wait_ms=lock_wait_ms)  # fmt: skip
     except BaseException:
         abort_commit(table, instant)
         raise
@@ -181,8 +181,3 @@ def with_seqno(chunk: pa.Table, instant: str, file_index: int) -> pa.Table:
     """``_hoodie_commit_seqno`` as Hudi numbers the rows of one file: ``<instant>_<file index>_<row>``."""
     seqno = pa.array([f"{instant}_{file_index}_{i}" for i in range(chunk.num_rows)], pa.string())
     return chunk.set_column(chunk.schema.get_field_index("_hoodie_commit_seqno"), "_hoodie_commit_seqno", seqno)
-
-
-def append_file(base_path, input_path, **kwargs) -> dict:
-    """``hudi-cluster append``: rows from a parquet file."""
-    return append(base_path, pq.read_table(input_path), **kwargs)

@@ -213,7 +213,8 @@ def upsert(
             for w in profile_partition(p, part, keys[p], found.get(p, {}), slices[p], sizing, excluded)]  # fmt: skip
 
     parquet = ParquetOptions.from_hoodie(raw)
-    instant = begin_commit(table, "UPSERT")
+    wait_ms = int(raw.get("hoodie.write.lock.wait_time_ms") or 60000)
+    instant = begin_commit(table, "UPSERT", wait_ms)
     try:
         for partition_path in by_partition:
             write_partition_metadata(table.storage, partition_path, instant)
@@ -227,7 +228,8 @@ def upsert(
         schema_text = table_schema(table) or arrow_to_avro_schema(data.schema, table.config.name)
         metadata_enable = raw.get("hoodie.metadata.enable", "true").strip().lower() != "false"
         complete_commit(table, instant, stats, operation="UPSERT", schema=schema_text, new_keys=new_keys,
-                        metadata_enable=metadata_enable, disabled_indexes=disabled_by_config(raw))  # fmt: skip
+                        metadata_enable=metadata_enable, disabled_indexes=disabled_by_config(raw),
+                        wait_ms=wait_ms)  # fmt: skip
     except BaseException:
         abort_commit(table, instant)
         raise
