@@ -20,7 +20,7 @@ from hudi_cluster_core.io.storage import Storage
 from tests.support.apache_hudi import read_hudi_snapshot, use_s3a
 from tests.support.readers import assert_same_rows, read_hudi_rs
 from tests.support.runs import cli_env, error_lines, table_problems
-from tests.support.s3_server import S3Server, SilentServer, free_port
+from tests.support.s3_server import S3Server, SilentServer, free_port, serving
 
 BUCKET = "lake"
 SORT = "hoodie.clustering.plan.strategy.sort.columns=c_int"
@@ -29,12 +29,8 @@ LOCK_NOTE = "cross-process exclusion on object stores needs a lock provider"
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
-    server = S3Server().start(tmp_path_factory.mktemp("moto") / "moto.log")
-    try:
-        server.create_bucket(BUCKET)
+    with serving(tmp_path_factory.mktemp("moto"), BUCKET) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _conf_flags(options: dict[str, str]) -> list[str]:

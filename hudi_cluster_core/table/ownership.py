@@ -61,11 +61,8 @@ def timeline_lock(storage: Storage, wait_ms: int = 60000) -> Iterator[None]:
     path = storage.join(".hoodie")
     with _HELD_GUARD:
         if _HELD.get(path):
-            _HELD[path] += 1
-            try:
+            with _nested(path):
                 yield
-            finally:
-                _HELD[path] -= 1
             return
         descriptor = os.open(path, os.O_RDONLY)
         try:
@@ -92,17 +89,24 @@ def timeline_lock(storage: Storage, wait_ms: int = 60000) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def _nested(key: str) -> Iterator[None]:
+    """A section inside one this process already holds on ``key`` (under ``_HELD_GUARD``): only the depth changes."""
+    _HELD[key] += 1
+    try:
+        yield
+    finally:
+        _HELD[key] -= 1
+
+
+@contextlib.contextmanager
 def _object_store_lock(storage: Storage, wait_ms: int) -> Iterator[None]:
     """Object stores have no flock: threads of this process exclude each other here, other processes only through
     Apache Hudi's lock when the config names one (the storage-based provider, issue 13)."""
     with _HELD_GUARD:
         key = storage.base_uri
         if _HELD.get(key):
-            _HELD[key] += 1
-            try:
+            with _nested(key):
                 yield
-            finally:
-                _HELD[key] -= 1
             return
         if configured_lock_file(storage) is None and key not in _WARNED:
             _WARNED.add(key)

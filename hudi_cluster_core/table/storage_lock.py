@@ -152,8 +152,12 @@ class StorageLock:
         with lease.guard:
             if lease.lost:
                 return
-            released = put_conditional(storage.s3, *self._split(),
-                                       lock_body(True, lease.valid_until_ms, lease.owner), if_match=lease.etag)  # fmt: skip
+            try:
+                released = put_conditional(storage.s3, *self._split(),
+                                           lock_body(True, lease.valid_until_ms, lease.owner), if_match=lease.etag)  # fmt: skip
+            except OSError as exc:  # not fatal: the lease runs out at validUntil, then others take it over
+                log.warning("%s: lock not released (%s); it expires at its validUntil", storage.qualified(self.path), exc)
+                return
         if released is None:
             log.error("%s: the lock was taken over by another owner before we released it", storage.qualified(self.path))
         if lease.thread is not None:

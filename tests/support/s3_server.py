@@ -10,6 +10,7 @@ key, correctly signed, is accepted.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -18,6 +19,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 ACCESS_KEY = "hudi-cluster-test"
 SECRET_KEY = "hudi-cluster-test-secret"
@@ -36,6 +38,17 @@ class SilentServer:
 
     def close(self) -> None:
         self.socket.close()
+
+
+@contextlib.contextmanager
+def serving(log_dir: Path, bucket: str) -> Iterator["S3Server"]:
+    """A started server with ``bucket`` made, stopped on leaving (a module fixture's body)."""
+    server = S3Server().start(log_dir / "moto.log")
+    try:
+        server.create_bucket(bucket)
+        yield server
+    finally:
+        server.stop()
 
 
 def free_port() -> int:
