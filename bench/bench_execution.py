@@ -42,6 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402  (puts the repo root on sys.path)
 from common import OUT_DIR, TableSpec  # noqa: E402
+from execution_cli import print_ratios  # noqa: E402
 from execution_profile import print_profile, profile  # noqa: E402
 
 SORT_COLUMNS = ("c_int", "ts")
@@ -377,13 +378,7 @@ def print_report(report: dict) -> None:
           f"({report['table']['bytes'] / 2**20:.0f} MiB gzip), {report['plan']['groups']} groups -> "
           f"{report['plan']['output_files']} files, parallelism {report['parallelism']}, {report['reps']} reps")  # fmt: skip
     print(common.fmt_table(["contender", "wall s (median)", "wall min-max", "CPU s (median)", "JVM GC s", "RSS growth GiB"], rows))
-    print()
-    ratio_rows = [[label, f"{r['of_medians']:.3f}", f"{r['paired_min']:.3f}-{r['paired_max']:.3f}",
-                   f"{report['cpu_ratios'][label]['of_medians']:.3f}"] for label, r in report["ratios"].items()]  # fmt: skip
-    print(common.fmt_table(["ratio", "wall, of medians", "wall, per-rep min-max", "CPU, of medians"], ratio_rows))
-    print()
-    for label, met in report["target"].items():
-        print(f"target {label}: {'met' if met else 'NOT met'}")
+    print_ratios(report)
 
 
 

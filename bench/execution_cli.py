@@ -168,6 +168,11 @@ def _print(report: dict) -> None:
             for n, s in report["seconds"].items()]  # fmt: skip
     print()
     print(common.fmt_table(["process", "wall s (median)", "wall min-max", "CPU s (median)"], rows))
+    print_ratios(report)
+
+
+def print_ratios(report: dict) -> None:
+    """The ratio table (wall and CPU) and the targets, met or not (bench_execution's report too)."""
     print()
     rows = [[k, f"{r['of_medians']:.3f}", f"{r['paired_min']:.3f}-{r['paired_max']:.3f}",
              f"{report['cpu_ratios'][k]['of_medians']:.3f}"] for k, r in report["ratios"].items()]  # fmt: skip
