@@ -30,7 +30,7 @@ class ThriftError(ValueError):
 
 
 class _Reader:
-    def __init__(self, data: bytes | memoryview, pos: int = 0):
+    def __init__(self, data: bytes | bytearray | memoryview, pos: int = 0):
         self.data, self.pos = memoryview(data), pos
 
     def byte(self) -> int:
@@ -109,10 +109,13 @@ class _Reader:
             last = field_id
 
 
-def read_struct(data: bytes | memoryview, pos: int = 0) -> tuple[list[Field], int]:
+def read_struct(data: bytes | bytearray | memoryview, pos: int = 0) -> tuple[list[Field], int]:
     """The struct starting at ``pos``, and the position just after it."""
     reader = _Reader(data, pos)
-    return reader.struct(), reader.pos
+    try:
+        return reader.struct(), reader.pos
+    finally:
+        reader.data.release()  # a bytearray can be resized again once no view of it is left
 
 
 def _varint(n: int, out: bytearray) -> None:
