@@ -1,8 +1,10 @@
-"""Issue 4: clustering execution against raw Spark read-sort-write, Apache Hudi 1.1.1 and delta-rs.
+"""Issues 4 and 12.5: clustering execution against raw Spark read-sort-write, Apache Hudi 1.1.1 and delta-rs.
 
     .venv/bin/python bench/bench_execution.py --quick                  # ~200k rows / 40 files, a couple of minutes
     .venv/bin/python bench/bench_execution.py [--rows 2000000 --files 200 --reps 3 --parallelism 2]
     .venv/bin/python bench/bench_execution.py --quick --profile        # + where our time goes (phases, cProfile)
+    .venv/bin/python bench/bench_execution.py --cli [--rows ... --files ...]   # whole processes (execution_cli.py)
+    .venv/bin/python bench/bench_execution.py --layouts linear                 # only the linear layout
 
 Input: a Hudi COW table (v9) of ``--rows`` rows in ``--files`` small base files, partitioned by a 2-value
 ``region`` (``--no-partition`` for a non-partitioned table), written by ``hudi_cluster_core.write.append`` (one
@@ -21,6 +23,10 @@ session, master ``local[P]``):
                isolates our overhead (Python workers, Arrow, bloom filters, timeline) from the work itself.
 * ``hudi``   - Apache Hudi 1.1.1 ``CALL run_clustering(op => 'scheduleAndExecute')`` with the same options
                (same groups and output sizes; Hudi's row writer sorts each group with a range shuffle).
+* ``ours-z-order``, ``ours-hilbert``, ``hudi-z-order``, ``hudi-hilbert`` - the same two calls with
+               ``hoodie.layout.optimize.strategy`` = z-order / hilbert (DIRECT curves over the same sort columns;
+               Hudi computes the curve bytes in its row writer, we compute the same bytes with numpy). ``ours`` and
+               ``hudi`` are the linear layout. Each layout is compared with Hudi's run of the same layout.
 * ``delta``  - delta-rs ``DeltaTable.optimize.z_order([c_int, ts])`` (gzip) on a Delta table holding the same
                rows (data columns only) in the same number of small files.
 * ``spark-orderby`` (optional) - like ``spark`` but each group is globally sorted with ``orderBy`` (a range
