@@ -1,8 +1,10 @@
-"""Issue 4: clustering execution against raw Spark read-sort-write, Apache Hudi 1.1.1 and delta-rs.
+"""Issues 4 and 12.5: clustering execution against raw Spark read-sort-write, Apache Hudi 1.1.1 and delta-rs.
 
     .venv/bin/python bench/bench_execution.py --quick                  # ~200k rows / 40 files, a couple of minutes
     .venv/bin/python bench/bench_execution.py [--rows 2000000 --files 200 --reps 3 --parallelism 2]
     .venv/bin/python bench/bench_execution.py --quick --profile        # + where our time goes (phases, cProfile)
+    .venv/bin/python bench/bench_execution.py --cli [--rows ... --files ...]   # whole processes (execution_cli.py)
+    .venv/bin/python bench/bench_execution.py --layouts linear                 # only the linear layout
 
 Input: a Hudi COW table (v9) of ``--rows`` rows in ``--files`` small base files, partitioned by a 2-value
 ``region`` (``--no-partition`` for a non-partitioned table), written by ``hudi_cluster_core.write.append`` (one
@@ -21,6 +23,10 @@ session, master ``local[P]``):
                isolates our overhead (Python workers, Arrow, bloom filters, timeline) from the work itself.
 * ``hudi``   - Apache Hudi 1.1.1 ``CALL run_clustering(op => 'scheduleAndExecute')`` with the same options
                (same groups and output sizes; Hudi's row writer sorts each group with a range shuffle).
+* ``ours-z-order``, ``ours-hilbert``, ``hudi-z-order``, ``hudi-hilbert`` - the same two calls with
+               ``hoodie.layout.optimize.strategy`` = z-order / hilbert (DIRECT curves over the same sort columns;
+               Hudi computes the curve bytes in its row writer, we compute the same bytes with numpy). ``ours`` and
+               ``hudi`` are the linear layout. Each layout is compared with Hudi's run of the same layout.
 * ``delta``  - delta-rs ``DeltaTable.optimize.z_order([c_int, ts])`` (gzip) on a Delta table holding the same
                rows (data columns only) in the same number of small files.
 * ``spark-orderby`` (optional) - like ``spark`` but each group is globally sorted with ``orderBy`` (a range
@@ -30,30 +36,53 @@ session, master ``local[P]``):
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
 import json
 import math
-import pstats
 import statistics
 import sys
 import time
+import functools
 from functools import reduce
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402  (puts the repo root on sys.path)
 from common import OUT_DIR, TableSpec  # noqa: E402
+from execution_cli import print_ratios  # noqa: E402
+from execution_profile import print_profile, profile  # noqa: E402
 
 SORT_COLUMNS = ("c_int", "ts")
 ALL_CONTENDERS = ("ours", "spark", "hudi", "delta", "spark-orderby")
 DEFAULT_CONTENDERS = ("ours", "spark", "hudi", "delta")
 BASELINE = "spark"
+LAYOUTS = ("linear", "z-order", "hilbert")  # hoodie.layout.optimize.strategy, the same for us and for Hudi
+PER_LAYOUT = ("ours", "hudi")  # contenders run once per layout: "ours" (linear), "ours-z-order", "ours-hilbert"
+
+
+def layout_of(name: str) -> tuple[str, str]:
+    """``("ours", "z-order")`` for ``ours-z-order``; ``("ours", "linear")`` for ``ours``; other names as they are."""
+    for base in PER_LAYOUT:
+        if name.startswith(base + "-"):
+            return base, name[len(base) + 1 :]
+        if name == base:
+            return base, "linear"
+    return name, "linear"
+
+
+def expand_layouts(contenders: list[str], layouts: list[str]) -> list[str]:
+    """Every per-layout contender once per layout (the linear one keeps its plain name)."""
+    out = []
+    for name in contenders:
+        if name in PER_LAYOUT:
+            out += [name if layout == "linear" else f"{name}-{layout}" for layout in layouts]
+        else:
+            out.append(name)
+    return out
 
 
 # --------------------------------------------------------------------------------------------------- options
 
-def clustering_options(info: dict, spec: TableSpec, groups: int, parallelism: int) -> dict[str, str]:
+def clustering_options(info: dict, spec: TableSpec, groups: int, parallelism: int, layout: str = "linear") -> dict[str, str]:
     """Options for us and for Hudi: ``groups`` groups in all (spread over the partitions), one output file each.
 
     Hudi's size-based planner sorts a partition's files by size (largest first) and closes a group before it
@@ -73,6 +102,7 @@ def clustering_options(info: dict, spec: TableSpec, groups: int, parallelism: in
         "hoodie.clustering.plan.strategy.max.num.groups": str(max(30, groups)),
         "hoodie.clustering.max.parallelism": str(parallelism),
         "hoodie.parquet.compression.codec": "gzip",
+        "hoodie.layout.optimize.strategy": layout,
     }
 
 
@@ -109,12 +139,16 @@ class Bench:
     def prepare_ours(self, rep):
         return common.fresh_copy(self.source, f"ours-{rep}")
 
-    def run_ours(self, copy):
+    def options_for(self, layout: str) -> dict[str, str]:
+        return {**self.options, "hoodie.layout.optimize.strategy": layout}
+
+    def run_ours(self, copy, layout="linear"):
         from hudi_cluster_core.api import cluster
 
-        return cluster(str(copy), "scheduleAndExecute", self.options, spark=self.spark, parallelism=self.args.parallelism).to_json()
+        options = self.options_for(layout)
+        return cluster(str(copy), "scheduleAndExecute", options, spark=self.spark, parallelism=self.args.parallelism).to_json()
 
-    def check_ours(self, copy, result, rep) -> dict:
+    def check_ours(self, copy, result, rep, layout="linear") -> dict:
         from tests.support.readers import assert_same_rows, read_hudi_rs
 
         if result.get("message") != "completed":
@@ -122,7 +156,7 @@ class Bench:
         after = read_hudi_rs(copy)
         if after.num_rows != self.expected_rows:
             raise AssertionError(f"hudi-rs reads {after.num_rows} rows after our clustering, expected {self.expected_rows}")
-        full_check = rep == 0 and self.expected_rows <= self.args.full_check_rows
+        full_check = rep == 0 and self.expected_rows <= self.args.full_check_rows and layout == "linear"
         if full_check:
             if self._reference_rows is None:
                 self._reference_rows = read_hudi_rs(self.source)
@@ -185,13 +219,13 @@ class Bench:
     def prepare_hudi(self, rep):
         return common.fresh_copy(self.source, f"hudi-{rep}")
 
-    def run_hudi(self, copy):
+    def run_hudi(self, copy, layout="linear"):
         from tests.support.apache_hudi import hudi_schedule_and_execute
 
-        options = {k: v for k, v in self.options.items() if k != "hoodie.clustering.plan.strategy.sort.columns"}
+        options = {k: v for k, v in self.options_for(layout).items() if k != "hoodie.clustering.plan.strategy.sort.columns"}
         return hudi_schedule_and_execute(self.spark, str(copy), options, order=",".join(SORT_COLUMNS))
 
-    def check_hudi(self, copy, instants, rep) -> dict:
+    def check_hudi(self, copy, instants, rep, layout="linear") -> dict:
         from tests.support.apache_hudi import instant_metadata
 
         if len(instants) != 1:
@@ -224,7 +258,10 @@ class Bench:
 
     # -- generic
     def contender(self, name: str, what: str):
-        method = getattr(self, f"{what}_{name.replace('-', '_')}", None)
+        base, layout = layout_of(name)
+        method = getattr(self, f"{what}_{base.replace('-', '_')}", None)
+        if method is not None and base in PER_LAYOUT and what in ("run", "check"):
+            return functools.partial(method, layout=layout)
         if method is None and what == "cleanup":
             return lambda prepared: common.remove(prepared)
         if method is None and what == "check":
@@ -255,6 +292,7 @@ def run(args) -> dict:
     unknown = sorted(set(contenders) - set(ALL_CONTENDERS))
     if unknown or BASELINE not in contenders or "ours" not in contenders:
         raise SystemExit(f"--contenders: need ours and {BASELINE}; known: {', '.join(ALL_CONTENDERS)}; unknown: {unknown}")
+    contenders = expand_layouts(contenders, args.layouts)
     code_at_start = common.code_fingerprint()
     spec = TableSpec(rows=args.rows, files=args.files, partitioned=not args.no_partition)
     print(f"[bench_execution] input table: {spec.rows} rows in {spec.files} files "
@@ -315,16 +353,24 @@ def run(args) -> dict:
         "checks": {c: [s.extra for s in samples[c]] for c in contenders},
     }  # fmt: skip
     ratios = {f"ours/{BASELINE}": ("ours", BASELINE)}
-    if "hudi" in contenders:
-        ratios["ours/hudi"] = ("ours", "hudi")
+    for layout in args.layouts:
+        suffix = "" if layout == "linear" else f"-{layout}"
+        if f"hudi{suffix}" in contenders:
+            ratios[f"ours{suffix}/hudi{suffix}"] = (f"ours{suffix}", f"hudi{suffix}")
     if "spark-orderby" in contenders:
         ratios["ours/spark-orderby"] = ("ours", "spark-orderby")
     if "delta" in contenders:
-        ratios["delta/ours"] = ("delta", "ours")
+        zorder = "ours-z-order" if "ours-z-order" in contenders else "ours"
+        ratios[f"{zorder}/delta"] = (zorder, "delta")
     for label, (a, b) in ratios.items():
         report["ratios"][label] = common.ratio(seconds[a], seconds[b])
         report["cpu_ratios"][label] = common.ratio(cpu[a], cpu[b])
     report["target"] = {"ours/spark <= 1.10": report["ratios"][f"ours/{BASELINE}"]["of_medians"] <= 1.10}
+    for label in report["ratios"]:  # issue 12.5: >= 4x Apache Hudi (ratio <= 0.25), within 2x of delta-rs
+        limit = 0.25 if "/hudi" in label else 2.0 if label.endswith("/delta") else None
+        if limit is not None:
+            report["target"][f"{label} <= {limit} (wall and CPU)"] = (
+                report["ratios"][label]["of_medians"] <= limit and report["cpu_ratios"][label]["of_medians"] <= limit)
     return report, bench
 
 
@@ -338,158 +384,8 @@ def print_report(report: dict) -> None:
           f"({report['table']['bytes'] / 2**20:.0f} MiB gzip), {report['plan']['groups']} groups -> "
           f"{report['plan']['output_files']} files, parallelism {report['parallelism']}, {report['reps']} reps")  # fmt: skip
     print(common.fmt_table(["contender", "wall s (median)", "wall min-max", "CPU s (median)", "JVM GC s", "RSS growth GiB"], rows))
-    print()
-    ratio_rows = [[label, f"{r['of_medians']:.3f}", f"{r['paired_min']:.3f}-{r['paired_max']:.3f}",
-                   f"{report['cpu_ratios'][label]['of_medians']:.3f}"] for label, r in report["ratios"].items()]  # fmt: skip
-    print(common.fmt_table(["ratio", "wall, of medians", "wall, per-rep min-max", "CPU, of medians"], ratio_rows))
-    verdict = "met" if report["target"]["ours/spark <= 1.10"] else "NOT met"
-    print(f"\ntarget ours/spark <= 1.10: {verdict}")
+    print_ratios(report)
 
-
-# -------------------------------------------------------------------------------------------------- profile
-
-def _dictionary_columns(table, sample_rows: int = 20_000) -> list[str]:
-    """Columns parquet-mr would keep dictionary-encoded: on a first-page-sized sample, dictionary + indices are
-    smaller than plain values (parquet-mr's fallback test after its first page)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    sample = table.slice(0, sample_rows)
-    keep = []
-    for name in sample.column_names:
-        column = sample[name]
-        n = len(column) or 1
-        distinct = max(1, pc.count_distinct(column).as_py())
-        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type) or pa.types.is_binary(column.type):
-            width = max(1.0, (pc.sum(pc.binary_length(column)).as_py() or 0) / n + 4)  # plain: 4-byte length + bytes
-        else:
-            try:
-                width = max(1, column.type.bit_width // 8)
-            except ValueError:
-                width = 8
-        dictionary = distinct * width + n * max(1, math.ceil(math.log2(distinct + 1))) / 8
-        if dictionary < n * width:
-            keep.append(name)
-    return keep
-
-
-WHAT_IFS = {
-    "gzip level 9 (Arrow's gzip default)": {"compression": "gzip", "compression_level": 9},
-    "gzip level 6 (parquet-mr/zlib default)": {"compression": "gzip", "compression_level": 6},
-    "gzip 6, dictionary only where it pays": {"compression": "gzip", "compression_level": 6, "use_dictionary": "auto"},
-    "snappy": {"compression": "snappy"},
-    "zstd (level 1)": {"compression": "zstd", "compression_level": 1},
-    "uncompressed": {"compression": "none"},
-}
-
-
-def profile(bench: Bench, args) -> dict:
-    """Where our time goes, per phase, summed over every group of the plan, run one group after the other in
-    this process (no Spark): ``GroupTask.read_arrow``, ``sort_rows``, then the real ``write_base_file`` (marker,
-    ``_hoodie_file_name`` column, bloom filter + key range footer, parquet write, write stat), whose
-    ``with_file_name`` and ``_footer_metadata`` parts are also timed alone so that the parquet write is the
-    remainder. Then what-ifs: the same sorted rows written with other parquet settings (time and size). Last,
-    one group under cProfile through the strategy's own ``execute_group`` hook."""
-    import pyarrow.parquet as pq
-
-    from hudi_cluster_core.api import cluster
-    from hudi_cluster_core.config import load_config
-    from hudi_cluster_core.write import base_file as bf
-    from hudi_cluster_core.plugins import default_registry
-    from hudi_cluster_core.run.execute import build_tasks, load_stored_plan
-    from hudi_cluster_core.io.curves import sort_rows
-    from hudi_cluster_core.table import load_table
-
-    copy = common.fresh_copy(bench.source, "profile")
-    try:
-        common.settle(bench.spark)
-        started = time.perf_counter()
-        scheduled = cluster(str(copy), "schedule", bench.options)
-        schedule_s = time.perf_counter() - started
-        table = load_table(str(copy))
-        plan = load_stored_plan(table, scheduled.instant_time)
-        tasks = build_tasks(table, plan, load_config(None, [], dict(bench.options)), default_registry())
-        phases = dict.fromkeys(("read (pyarrow, all files of the group)", "sort (sort_rows)",
-                                "_hoodie_file_name column", "bloom filter + key range footer",
-                                "parquet write (incl. marker, stat)"), 0.0)  # fmt: skip
-        names = list(phases)
-        what_if = {label: {"seconds": 0.0, "bytes": 0} for label in WHAT_IFS}
-        written_bytes, rows = 0, 0
-        for index, task in enumerate(tasks):
-            task = task.with_write_token(f"{index}-0-{index}")
-            t0 = time.perf_counter()
-            group_rows = task.read_arrow()
-            t1 = time.perf_counter()
-            ordered = sort_rows(group_rows, list(SORT_COLUMNS), "linear")
-            t2 = time.perf_counter()
-            named = bf.with_file_name(ordered, f"profile-{index}.parquet").replace_schema_metadata(None)
-            t3 = time.perf_counter()
-            footer = bf._footer_metadata(named, task.options)
-            t4 = time.perf_counter()
-            context = bf.WriteContext(task.base_uri, task.instant_time, task.partition, task.write_token, task.options)
-            stat = bf.write_base_file(task.storage, context, ordered)
-            t5 = time.perf_counter()
-            phases[names[0]] += t1 - t0
-            phases[names[1]] += t2 - t1
-            phases[names[2]] += t3 - t2
-            phases[names[3]] += t4 - t3
-            phases[names[4]] += max(0.0, (t5 - t4) - (t3 - t2) - (t4 - t3))
-            written_bytes += stat["fileSizeInBytes"]
-            rows += named.num_rows
-            dictionary = _dictionary_columns(named)
-            for label, settings in WHAT_IFS.items():
-                settings = dict(settings)
-                if settings.get("use_dictionary") == "auto":
-                    settings["use_dictionary"] = dictionary
-                target = copy / f"what-if-{index}.parquet"
-                s = time.perf_counter()
-                with pq.ParquetWriter(str(target), named.schema, data_page_size=task.options.page_bytes,
-                                      store_schema=False, coerce_timestamps="us", allow_truncated_timestamps=True,
-                                      **settings) as writer:  # fmt: skip
-                    writer.write_table(named, row_group_size=bf._rows_per_row_group(named, task.options.row_group_bytes))
-                    writer.add_key_value_metadata(footer)
-                what_if[label]["seconds"] += time.perf_counter() - s
-                what_if[label]["bytes"] += target.stat().st_size
-                target.unlink()
-            del group_rows, ordered, named
-
-        strategy = tasks[0].strategy
-        profiler = cProfile.Profile()
-        profiler.enable()
-        strategy.execute_group(task=tasks[0].with_write_token("0-2-0"))
-        profiler.disable()
-        out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(20)
-        top = out.getvalue()
-    finally:
-        common.remove(copy)
-    return {
-        "groups": len(tasks), "rows": rows, "schedule_seconds": round(schedule_s, 3),
-        "compression": tasks[0].options.compression, "written_bytes": written_bytes,
-        "sequential_phase_seconds": {k: round(v, 3) for k, v in phases.items()},
-        "sequential_total_seconds": round(sum(phases.values()), 3),
-        "what_if_parquet_write": {k: {"seconds": round(v["seconds"], 3), "bytes": v["bytes"]} for k, v in what_if.items()},
-        "cprofile_one_group_top": top,
-    }  # fmt: skip
-
-
-def print_profile(prof: dict, report: dict, parallelism: int) -> None:
-    total = prof["sequential_total_seconds"]
-    print(f"\nprofile: {prof['groups']} groups, {prof['rows']} rows, one group after the other in the driver (no Spark): "
-          f"{total:.2f}s; schedule alone {prof['schedule_seconds']:.2f}s")  # fmt: skip
-    rows = [[k, f"{v:.2f}", f"{100 * v / total:.0f}%"] for k, v in prof["sequential_phase_seconds"].items()]
-    print(common.fmt_table(["phase (sum over groups)", "seconds", "share"], rows))
-    current = prof["sequential_phase_seconds"]["parquet write (incl. marker, stat)"]
-    alt_rows = [[k, f"{v['seconds']:.2f}", f"{v['seconds'] / max(current, 1e-9):.2f}x", f"{v['bytes'] / 2**20:.1f}",
-                 f"{v['bytes'] / max(prof['written_bytes'], 1):.3f}x"] for k, v in prof["what_if_parquet_write"].items()]  # fmt: skip
-    alt_rows.insert(0, ["current write_base_file path", f"{current:.2f}", "1.00x", f"{prof['written_bytes'] / 2**20:.1f}", "1.000x"])
-    print(common.fmt_table(["parquet write what-if", "seconds", "vs current", "MiB", "size vs current"], alt_rows))
-    ours, ours_cpu = report["seconds"]["ours"], report["cpu_seconds"]["ours"]["median"]
-    ideal = prof["schedule_seconds"] + total / parallelism
-    print(f"Spark/Python-worker/commit overhead: our fastest rep {ours['min']:.2f}s (median {ours['median']:.2f}s) vs "
-          f"schedule + in-process work / {parallelism} slots = {ideal:.2f}s; our CPU median {ours_cpu:.2f}s vs in-process "
-          f"work {prof['schedule_seconds'] + total:.2f}s (overhead {ours_cpu - prof['schedule_seconds'] - total:+.2f} CPU s)")  # fmt: skip
-    print("\ncProfile, one group through execute_group (cumulative):\n" + "\n".join(prof["cprofile_one_group_top"].splitlines()[:32]))
 
 
 def main(argv=None) -> int:
@@ -505,12 +401,26 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="200k rows / 40 files / 4 groups")
     parser.add_argument("--profile", action="store_true", help="after the reps, break our execution time into phases")
     parser.add_argument("--full-check-rows", type=int, default=250_000, help="compare every row (rep 1) up to this size")
-    parser.add_argument("--out", type=Path, default=OUT_DIR / "bench_execution.json")
+    parser.add_argument("--layouts", default=",".join(LAYOUTS), help="hoodie.layout.optimize.strategy values to run ours and Hudi with")
+    parser.add_argument("--cli", action="store_true", help="whole processes instead: our CLI vs a pyspark process running "
+                        "Hudi's run_clustering, per layout, plus our CLI on a tiny table (see execution_cli.py)")
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     args.rows = args.rows or (200_000 if args.quick else 2_000_000)
     args.files = args.files or (40 if args.quick else 200)
     args.groups = args.groups or (4 if args.quick else 10)
+    args.layouts = [v.strip() for v in args.layouts.split(",") if v.strip()]
+    if not args.layouts or set(args.layouts) - set(LAYOUTS):
+        raise SystemExit(f"--layouts {','.join(args.layouts)}: accepted: {', '.join(LAYOUTS)}")
+    if args.cli:
+        from execution_cli import run_cli
 
+        args.out = args.out or OUT_DIR / "bench_execution_cli.json"
+        report = run_cli(args, clustering_options)
+        common.write_json(args.out, report)
+        print(f"\nwrote {args.out}")
+        return 0
+    args.out = args.out or OUT_DIR / "bench_execution.json"
     report, bench = run(args)
     print_report(report)
     if args.profile:

@@ -108,6 +108,9 @@ def test_local_run_sizes_the_driver_jvm_and_logs_progress_to_100_percent(table_t
     (environment,) = [e for e in log if e["Event"] == "SparkListenerEnvironmentUpdate"]
     assert environment["Spark Properties"]["spark.driver.memory"] == "700m"
     assert environment["Spark Properties"]["spark.default.parallelism"] == "1"
+    # start-up for a local session (run/spark.py): C1 only, workers forked from a daemon with the task's imports
+    assert "-XX:TieredStopAtLevel=1" in environment["Spark Properties"]["spark.driver.extraJavaOptions"]
+    assert environment["Spark Properties"]["spark.python.daemon.module"] == "hudi_cluster_core.run.worker_daemon"
     (driver,) = [e for e in log if e["Event"] == "SparkListenerBlockManagerAdded"]
     # unified memory = (heap - 300 MiB reserved) * 0.6: about 240 MiB for a 700 MiB heap, about 434 MiB at the 1g default
     assert 200 * 2**20 < driver["Maximum Memory"] < 300 * 2**20, driver

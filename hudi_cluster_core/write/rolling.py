@@ -96,6 +96,8 @@ class RollingWriter:
         open_file, self._file = self._file, None
         if open_file is not None:
             try:
+                if hasattr(open_file.writer, "abort"):  # no footer, now or when the writer is collected
+                    open_file.writer.abort()
                 open_file.sink.close()
             except Exception:  # noqa: BLE001 - already failing; the marker names the file for the rollback
                 pass
@@ -108,7 +110,7 @@ class RollingWriter:
     def _write_chunk(self, open_file: _OpenFile, chunk: pa.Table) -> None:
         chunk = with_file_name(chunk, open_file.name).replace_schema_metadata(None)
         if open_file.writer is None:
-            open_file.writer = parquet_writer(open_file.sink, chunk.schema, self.context.options)
+            open_file.writer = parquet_writer(open_file.sink, chunk.schema, self.context.options, sample=chunk)
         elif chunk.schema != open_file.writer.schema:  # type: ignore[attr-defined]
             chunk = chunk.cast(open_file.writer.schema)  # type: ignore[attr-defined]
         open_file.writer.write_table(chunk, row_group_size=max(1, chunk.num_rows))  # type: ignore[attr-defined]
