@@ -154,6 +154,7 @@ def append_file(base_path, input_path, *, props_file=None, hoodie_conf: Sequence
     _take_hudi_lock_too(base_path, raw)
     summary = append(base_path, pq.read_table(input_path), metadata_enable=config.writer.metadata_enable,
                      disabled_indexes=disabled_by_config(raw), lock_wait_ms=config.writer.lock_wait_time_ms,
+                     heartbeat_ms=(config.writer.heartbeat_interval_ms, config.writer.heartbeat_tolerable_misses),
                      **kwargs)  # fmt: skip
 
     def session():

@@ -27,7 +27,7 @@ from ..table import HudiTable, load_table
 from ..table.naming import make_write_token
 from ..table.properties import PROPERTIES_FILE
 from .avro_schema import arrow_to_avro_schema
-from .instant import abort_commit, begin_commit, complete_commit
+from .instant import complete_commit, writing
 
 
 def storage_for(base_path: str | Path) -> Storage:
@@ -127,10 +127,12 @@ def append(
     partition_field: str | None = None, precombine_field: str | None = None, table_version: int = 9,
     files_per_partition: int = 1, hive_style: bool = False, options: ParquetOptions | None = None,
     metadata_enable: bool = True, disabled_indexes: Mapping[str, str] | None = None, lock_wait_ms: int = 60000,
+    heartbeat_ms: tuple[int, int] = (60000, 2),
 ) -> dict:
     """Insert ``rows`` as new file groups in one commit; creates the table on first use. Returns a summary.
     The metadata table is kept (``write.instant``); ``metadata_enable=False`` drops it, as Hudi does.
-    ``lock_wait_ms``: how long to wait for the timeline lock (``hoodie.write.lock.wait_time_ms``)."""
+    ``lock_wait_ms``: how long to wait for the timeline lock (``hoodie.write.lock.wait_time_ms``);
+    ``heartbeat_ms``: the write's heartbeat interval and tolerable misses (``write.instant.writing``)."""
     storage = storage_for(base_path)
     if not storage.exists(storage.join(".hoodie", PROPERTIES_FILE)):
         create_table(
@@ -143,15 +145,11 @@ def append(
     key, partition = key_and_partition(table, rows, "append")
     hive = config.props.get("hoodie.datasource.write.hive_style_partitioning", "false") == "true"
 
-    instant = begin_commit(table, "INSERT", lock_wait_ms)
-    try:
+    with writing(table, "INSERT", lock_wait_ms, heartbeat_ms) as instant:
         full = with_meta_columns(rows, instant, key, partition_values(rows, partition, hive))
         stats = _write_new_file_groups(storage, full, instant, files_per_partition, options or ParquetOptions())
         complete_commit(table, instant, stats, operation="INSERT", schema=arrow_to_avro_schema(rows.schema, config.name),
                         metadata_enable=metadata_enable, disabled_indexes=disabled_indexes, wait_ms=lock_wait_ms)  # fmt: skip
-    except BaseException:
-        abort_commit(table, instant)
-        raise
     files = sum(len(s) for s in stats.values())
     return {"instant_time": instant, "files": files, "rows": rows.num_rows, "partitions": sorted(stats)}
 

@@ -5,12 +5,20 @@ its lock for the instant time and for the commit (format notes 15). Completion f
 MDT deltacommit of the instant (``mdt.commit``) completes, then the data instant's completed file appears
 atomically, then the marker folder goes. A failed write is undone in the reverse order (files with markers, the
 MDT deltacommit, then the instant files), so no pending instant and no stray file is left behind.
+
+A writer that dies (SIGKILL, lost machine) can't undo its instant. So each of our write instants has a
+heartbeat, as Hudi's writers have under OCC (``.hoodie/.heartbeat/<instant>``, refreshed every
+``hoodie.client.heartbeat.interval_in_ms``), and the next write of ours undoes any pending ``commit`` whose
+heartbeat is ours and expired (``tolerable.misses`` intervals old): Hudi's lazy rule for failed writes. A pending
+instant without our heartbeat (an Apache Hudi writer's) is Hudi's to roll back and is left alone.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
@@ -20,8 +28,9 @@ from ..mdt import deltacommit as mdt_deltacommit
 from ..mdt.commit import completion_after, keep_metadata_table
 from ..mdt.partitions import CommitFiles
 from ..errors import WriteConflict
+from ..failpoints import failpoint
 from ..table import FileGroupId, HudiTable
-from ..table.ownership import timeline_lock
+from ..table.ownership import Heartbeat, heartbeat_path, heartbeat_state, timeline_lock
 from ..table.timeline import Timeline
 from .base_file import TEMP_DIR, marked_files
 
@@ -32,6 +41,48 @@ def instant_files(timeline: Timeline, instant: str, completion: str | None) -> t
     """(requested, inflight, completed) file names of a COW ``commit`` instant on this timeline's layout."""
     done = f"{instant}_{completion}.commit" if timeline.layout_version >= 2 else f"{instant}.commit"
     return f"{instant}.commit.requested", f"{instant}.inflight", done
+
+
+@contextmanager
+def writing(table: HudiTable, operation: str, wait_ms: int = 60000, heartbeat_ms: tuple[int, int] = (60000, 2)) -> Iterator[str]:
+    """A new write instant with its heartbeat, for the body to fill and complete; undone if the body raises.
+    ``heartbeat_ms``: (interval in ms, tolerable misses). Failed writes of ours found on the way are undone first."""
+    interval_ms, misses = heartbeat_ms
+    undo_failed_writes(table, interval_ms, misses)
+    instant = begin_commit(table, operation, wait_ms)
+    heartbeat = Heartbeat(table.storage, instant, interval_ms, misses).start()
+    try:
+        yield instant
+    except BaseException:
+        abort_commit(table, instant)
+        raise
+    finally:
+        heartbeat.stop()
+
+
+def undo_failed_writes(table: HudiTable, interval_ms: int, misses: int) -> list[str]:
+    """Undo every pending ``commit`` whose heartbeat is one of our writers' and expired; returns their times."""
+    undone = []
+    for instant in table.reload().timeline.pending():
+        if instant.action != "commit" or not _our_heartbeat(table, instant.time):
+            continue
+        state = heartbeat_state(table.storage, instant.time, interval_ms, misses)
+        if state.exists and not state.live:
+            log.warning("write %s failed (its heartbeat stopped %.0f s ago, %s): undoing it", instant.time,
+                        state.age_seconds or 0, state.describe())  # fmt: skip
+            abort_commit(table, instant.time)
+            table.storage.delete_file(heartbeat_path(table.storage, instant.time))
+            undone.append(instant.time)
+    return undone
+
+
+def _our_heartbeat(table: HudiTable, instant_time: str) -> bool:
+    """Our heartbeats name their owner; Apache Hudi's are empty files (only their age counts)."""
+    try:
+        body = json.loads(table.storage.read_bytes(heartbeat_path(table.storage, instant_time)) or b"{}")
+    except (OSError, ValueError):
+        return False
+    return isinstance(body, dict) and bool(body.get("owner"))
 
 
 def begin_commit(table: HudiTable, operation: str, wait_ms: int = 60000) -> str:
@@ -59,6 +110,7 @@ def complete_commit(
     for stray in sorted(marked_files(table, instant) - written):  # a failed task attempt's file (it has a marker)
         log.info("deleting %s: written by a failed task attempt", stray)
         table.storage.delete_file(table.storage.join(stray))
+    failpoint("write-after-files")
     with timeline_lock(table.storage, wait_ms):
         table = table.reload()
         _check_not_replaced(table, instant, stats)

@@ -42,7 +42,7 @@ from .append import key_and_partition, partition_values, with_meta_columns, writ
 from .avro_schema import arrow_to_avro_schema
 from .base_file import META_COLUMNS, ParquetOptions, WriteContext, write_base_file
 from .bloom_index import RunUnits, locate_keys, run_in_process
-from .instant import abort_commit, begin_commit, complete_commit
+from .instant import complete_commit, writing
 from .workload import FileGroupWork, Sizing, profile_partition
 
 log = logging.getLogger(__name__)
@@ -214,8 +214,9 @@ def upsert(
 
     parquet = ParquetOptions.from_hoodie(raw)
     wait_ms = int(raw.get("hoodie.write.lock.wait_time_ms") or 60000)
-    instant = begin_commit(table, "UPSERT", wait_ms)
-    try:
+    heartbeat_ms = (int(raw.get("hoodie.client.heartbeat.interval_in_ms") or 60000),
+                    int(raw.get("hoodie.client.heartbeat.tolerable.misses") or 2))
+    with writing(table, "UPSERT", wait_ms, heartbeat_ms) as instant:
         for partition_path in by_partition:
             write_partition_metadata(table.storage, partition_path, instant)
         units = [WriteFileGroup(table.storage.base_uri, options_tuple, instant, i, w, ordering, parquet)
@@ -230,9 +231,6 @@ def upsert(
         complete_commit(table, instant, stats, operation="UPSERT", schema=schema_text, new_keys=new_keys,
                         metadata_enable=metadata_enable, disabled_indexes=disabled_by_config(raw),
                         wait_ms=wait_ms)  # fmt: skip
-    except BaseException:
-        abort_commit(table, instant)
-        raise
     summary = {
         "instant_time": instant, "rows": data.num_rows,
         "updates": sum(s["numUpdateWrites"] for part in stats.values() for s in part),
