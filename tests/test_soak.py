@@ -139,7 +139,7 @@ def test_writers_and_the_clustering_service_lose_nothing(spark, tmp_path, strate
     assert service_code == 0, "\n".join(service.err[-30:])
 
     # one more Hudi write once the failed writes' heartbeats have expired: its clean rolls them back (LAZY policy)
-    time.sleep(3)
+    time.sleep(7)
     final = hudi_write(spark, base, "hudi-final", 0, new_keys("final", 0, 4), clock, "allow")
     assert final.status == "committed", final.message
 

@@ -35,9 +35,12 @@ STRATEGIES = {
 }
 SCHEMA = pa.schema([("id", pa.string()), ("region", pa.string()), ("ts", pa.int64()), ("val", pa.string())])
 REGIONS = ("eu", "us")
-# Errors a writer may meet by design when it races the clustering or another writer: the write did not commit
+# Errors a writer meets by design when it races the clustering or another writer (the write did not commit; the
+# test checks that none of its rows is visible). The last one: a Hudi writer reading the pending clustering plans
+# while our run, having lost to a writer, rolls its clustering back and deletes the plan (Hudi reads the timeline
+# outside its lock) - seen in a 10-minute soak, the write failed before committing.
 CONFLICT_ERRORS = ("HoodieWriteConflictException", "HoodieClusteringUpdateException", "ConcurrentModificationException",
-                   "LockTimeout", "HoodieLockException")  # fmt: skip
+                   "LockTimeout", "HoodieLockException", "Error getting all file groups in pending clustering")  # fmt: skip
 
 
 def hudi_options(strategy: str) -> dict[str, str]:
@@ -47,7 +50,9 @@ def hudi_options(strategy: str) -> dict[str, str]:
         "hoodie.write.lock.provider": FS_LOCK,
         "hoodie.clean.failed.writes.policy": "LAZY",
         "hoodie.clustering.updates.strategy": STRATEGIES[strategy],
-        "hoodie.client.heartbeat.interval_in_ms": "1000",  # failed writes expire after 2 s: the final clean rolls them back
+        # failed writes expire after 2 x 3 s, then the final write's clean rolls them back; 1 s (the minimum) made Hudi
+        # abort writes on a loaded 2-core machine ("missed generating heartbeat within allowable interval")
+        "hoodie.client.heartbeat.interval_in_ms": "3000",
         "hoodie.write.lock.client.num_retries": "30",
         "hoodie.write.lock.client.wait_time_ms_between_retry": "1000",
         "hoodie.write.lock.wait_time_ms": "10000",
@@ -68,11 +73,13 @@ class Outcome:
     def of_failure(writer: str, batch: int, exc: BaseException, values: dict[str, str], ts: int) -> "Outcome":
         text = f"{type(exc).__name__}: {exc}"
         conflict = any(name in text for name in CONFLICT_ERRORS)
-        line = next((ln for ln in text.splitlines() if any(n in ln for n in CONFLICT_ERRORS)), text.splitlines()[0])
+        lines = text.splitlines()
+        cause = next((ln for ln in lines[1:] if "Exception" in ln and not ln.lstrip().startswith("at ")), lines[0])
+        line = next((ln for ln in lines if any(n in ln for n in CONFLICT_ERRORS)), cause)
         return Outcome(writer, batch, "conflict" if conflict else "error", None, line.strip(" :")[:500], values, ts)
 
     def error_name(self) -> str:
-        found = re.search(r"(\w+(?:Exception|Error|Timeout))\b", self.message)
+        found = re.search(r"(\w+(?:Exception|Timeout))\b", self.message) or re.search(r"(\w+Error)\b", self.message)
         return found.group(1) if found else self.message[:80]
 
 
