@@ -126,7 +126,7 @@ def test_writers_and_the_clustering_service_lose_nothing(spark, tmp_path, strate
         wait_for(lambda: bool(read_outcomes(outcomes_file)) or writer.process.poll() is not None, timeout=300,
                  what="the Hudi writer's first batch")  # fmt: skip
         service = _service(base, tmp_path / "service.log")
-        ours = [OurWriterThread(name, base, interval=4.0) for name in OUR_WRITERS]
+        ours = [OurWriterThread(name, base, interval=4.0, strategy=strategy) for name in OUR_WRITERS]
         for thread in ours:
             thread.start()
         writer_code = writer.finish(timeout=SECONDS + 600)

@@ -92,10 +92,16 @@ class Timeline:
     def pending(self) -> list[Instant]:
         return [i for i in self.instants if not i.is_completed]
 
-    def read(self, instant: Instant) -> bytes:
+    def read(self, instant: Instant, *, missing_ok: bool = False) -> bytes:
+        """The instant file's bytes. ``missing_ok``: a file gone since the listing (a writer or a clustering
+        rolled back beside us) reads as empty, for readers to whom that instant no longer matters."""
         path = posix_join(self.directory, instant.file_name)
         try:
             return self.storage.read_bytes(path)
+        except FileNotFoundError:
+            if missing_ok:
+                return b""
+            raise TableError(f"timeline file {path} cannot be read: it no longer exists") from None
         except OSError as exc:
             raise TableError(f"timeline file {path} cannot be read: {exc}") from None
 
@@ -117,7 +123,7 @@ class Timeline:
         requested = self.requested_file(instant_time)
         if requested is None or requested.action not in ("clustering", "replacecommit"):
             return None
-        data = self.read(requested)
+        data = self.read(requested, missing_ok=True)  # gone: rolled back since the listing, no longer pending
         if not data:
             return None
         record = decode_avro(data, source=self.path_of(requested.file_name))

@@ -241,7 +241,7 @@ class FileSystemView:
                 if parsed is not None:
                     touched.setdefault(FileGroupId(posixpath.dirname(path), parsed.file_id), instant.time)
             inflight = next((f for f in self.timeline.files_of(instant.time) if f.state is State.INFLIGHT), None)
-            data = self.timeline.read(inflight) if inflight is not None else b""
+            data = self.timeline.read(inflight, missing_ok=True) if inflight is not None else b""
             if inflight is None or not data:  # no profile saved (yet)
                 continue
             try:

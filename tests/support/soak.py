@@ -8,9 +8,9 @@ one writer's own batches.
 
 * The Apache Hudi 1.1.1 writer runs in its own Spark process (``python -m tests.support.soak``): upserts of some
   keys it wrote before plus new keys, with optimistic concurrency control and the file-system lock provider.
-* Our writers run in threads of the test process, each one function ``(base, batch, rows) -> instant``
-  (:data:`OUR_WRITERS`); today ``append`` (inserts as new file groups). The upsert writer being built in parallel
-  is one more entry there.
+* Our writers run in threads of the test process, each one function ``(base, batch, rows, strategy) -> instant``
+  (:data:`OUR_WRITERS`): ``append`` (inserts as new file groups) and ``upsert`` (updates of its own earlier keys
+  and inserts, with the soak's update strategy).
 """
 
 from __future__ import annotations
@@ -39,8 +39,10 @@ REGIONS = ("eu", "us")
 # test checks that none of its rows is visible). The last one: a Hudi writer reading the pending clustering plans
 # while our run, having lost to a writer, rolls its clustering back and deletes the plan (Hudi reads the timeline
 # outside its lock) - seen in a 10-minute soak, the write failed before committing.
+# Ours: UpdateRejected (the update strategy said reject), WriteConflict (a clustering replaced a file group first).
 CONFLICT_ERRORS = ("HoodieWriteConflictException", "HoodieClusteringUpdateException", "ConcurrentModificationException",
-                   "LockTimeout", "HoodieLockException", "Error getting all file groups in pending clustering")  # fmt: skip
+                   "LockTimeout", "HoodieLockException", "Error getting all file groups in pending clustering",
+                   "UpdateRejected", "WriteConflict")  # fmt: skip
 
 
 def hudi_options(strategy: str) -> dict[str, str]:
@@ -131,30 +133,51 @@ def _append_writer(base: str, batch: int, rows: pa.Table) -> str:
         return str(append(base, rows)["instant_time"])
 
 
-# name -> (how many new keys per batch, the write); our upsert writer joins here once it exists
-OUR_WRITERS: dict[str, tuple[int, Callable[[str, int, pa.Table], str]]] = {"append": (8, _append_writer)}
+def _upsert_writer(base: str, batch: int, rows: pa.Table, strategy: str) -> str:
+    """``hudi_cluster_core.upsert`` (updates and inserts, BLOOM index, on the test's Spark session), with the
+    soak's update strategy and Apache Hudi's file-system lock, as Hudi's writers here are configured."""
+    from pyspark.sql import SparkSession
+
+    from hudi_cluster_core.ingest import upsert
+    from hudi_cluster_core.table.lock_provider import PROVIDER_KEY
+
+    options = {PROVIDER_KEY: FS_LOCK, "hoodie.clustering.updates.strategy": STRATEGIES[strategy],
+               "hoodie.write.lock.wait_time_ms": "60000"}  # fmt: skip
+    return str(upsert(base, rows, options, spark=SparkSession.builder.getOrCreate())["instant_time"])
+
+
+# name -> (new keys per batch, updates of its own committed keys per batch, the write(base, batch, rows, strategy))
+OUR_WRITERS: dict[str, tuple[int, int, Callable[[str, int, pa.Table, str], str]]] = {
+    "append": (8, 0, lambda base, batch, rows, strategy: _append_writer(base, batch, rows)),
+    "upsert": (4, 4, _upsert_writer),
+}
 
 
 class OurWriterThread(threading.Thread):
     """Batches of one of :data:`OUR_WRITERS` every ``interval`` seconds until :meth:`stop`."""
 
-    def __init__(self, name: str, base: str, interval: float):
+    def __init__(self, name: str, base: str, interval: float, strategy: str = "allow"):
         super().__init__(name=f"soak-{name}", daemon=True)
-        self.writer, self.base, self.interval = name, base, interval
+        self.writer, self.base, self.interval, self.strategy = name, base, interval, strategy
         self.outcomes: list[Outcome] = []
         self._stop_event = threading.Event()
         self._clock = Clock()
+        self._committed: list[str] = []  # keys this writer inserted and committed: what it updates next
+        self._rng = random.Random(name)
 
     def run(self) -> None:
-        count, write = OUR_WRITERS[self.writer]
+        inserts, updates, write = OUR_WRITERS[self.writer]
         batch = 0
         while not self._stop_event.wait(self.interval):
             batch += 1
-            keys, ts = new_keys(self.writer, batch, count), self._clock.next()
+            fresh = new_keys(self.writer, batch, inserts)
+            keys = self._rng.sample(self._committed, min(updates, len(self._committed))) + fresh
+            ts = self._clock.next()
             rows = batch_rows(self.writer, batch, keys, ts)
             values = dict.fromkeys(keys, f"{self.writer}-{batch}")
             try:
-                instant = write(self.base, batch, rows)
+                instant = write(self.base, batch, rows, self.strategy)
+                self._committed += fresh
                 self.outcomes.append(Outcome(self.writer, batch, "committed", instant, "", values, ts))
             except Exception as exc:  # noqa: BLE001 - every failure is recorded, then judged by the test
                 self.outcomes.append(Outcome.of_failure(self.writer, batch, exc, values, ts))
