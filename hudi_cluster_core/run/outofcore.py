@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from ..errors import ConfigError, PlanError
 from ..write.base_file import META_COLUMNS
 from .ranges import choose_boundaries
-from .spill import RANGE_SHARE, SAMPLE_ROWS_PER_RANGE, ColumnsKey, RangeSpill, SortKey, routed, sample_rows, write_run
+from .spill import RANGE_FILL, RANGE_SHARE, SAMPLE_ROWS_PER_RANGE, ColumnsKey, RangeSpill, SortKey, routed, sample_rows, write_run
 from .spill import write_ordered
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ def _write_sorted(task: GroupTask, size: GroupSize, columns: list[str], layout: 
                   writer: RollingWriter) -> None:  # fmt: skip
     allowance = range_allowance(task)
     per_unit = _arrow_bytes(task, size) / max(1, task.units)
-    buckets = max(1, math.ceil(per_unit / allowance))
+    buckets = 1 if per_unit <= allowance else math.ceil(per_unit / (allowance * RANGE_FILL))
     if task.units == 1 and buckets == 1:
         rows = task.read_arrow(_whole_group=True)
         in_memory: SortKey = key or ColumnsKey(columns, layout, rows.column_names)

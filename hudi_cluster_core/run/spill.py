@@ -28,7 +28,11 @@ from .ranges import choose_boundaries, range_of_rows, stride_positions
 # for the rows leaves the other half for the sort keys, the output row group, the open file's record keys and
 # the allocator's slack.
 RANGE_SHARE = 2
-SAMPLE_ROWS_PER_RANGE = 256
+# Ranges are cut to this share of the allowance, so the sample's error (and the few ranges of a small group)
+# leaves the largest range near the same size whatever the group's size: peak memory stays flat.
+RANGE_FILL = 0.85
+# Sampled rows per range: the largest of n ranges is then within a few percent of the mean.
+SAMPLE_ROWS_PER_RANGE = 1024
 # A range cut again gets pieces a bit below the allowance, so the sample's error rarely needs a third cut.
 RESPLIT_HEADROOM = 1.25
 # Past this many cuts a range is all one key (equal keys never split): it is sorted in memory as it is.
