@@ -11,10 +11,12 @@ from __future__ import annotations
 import math
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,13 +28,14 @@ from hudi_cluster_core.failpoints import FAIL_FIRST_ATTEMPT_ENV
 from hudi_cluster_core.io.bloom import BLOOM_FILTER_FOOTER_KEY, bloom_might_contain_many
 from hudi_cluster_core.io.curves import sort_key_table, sort_rows
 from hudi_cluster_core.plan.avro_plan import InputSlice, PlanGroup
-from hudi_cluster_core.run import outofcore
-from hudi_cluster_core.run.ranges import choose_boundaries, range_of_rows
+from hudi_cluster_core.run import outofcore, spill
+from hudi_cluster_core.run.ranges import choose_boundaries, range_of_rows, stride_positions
 from hudi_cluster_core.run.task import GroupTask
 from hudi_cluster_core.table.naming import parse_base_file
 from hudi_cluster_core.write.base_file import ParquetOptions
 from tests.support.apache_hudi import (
     assert_upsert_found_keys, hudi_upsert, make_small_file_table, make_updates, read_hudi_snapshot, small_file_rows,
+    write_hudi_table,
 )  # fmt: skip
 from hudi_cluster_core.table import load_table
 from tests.support.readers import assert_same_rows, hudi_rs_file_slices, read_hudi_rs
@@ -268,7 +271,7 @@ def test_spilled_group_keeps_rows_order_file_sizes_and_footers(spark, request, t
     files = new_files(base)
     assert sorted(str(f.relative_to(base)) for f in files) == sorted(result.groups[0]["output_files"])
     # the group's rows in memory are many budgets: it went through the spill path, several ranges
-    assert result.groups[0]["input_bytes"] * 2 * outofcore.SORT_OVERHEAD > budget
+    assert result.groups[0]["input_bytes"] > budget // outofcore.RANGE_SHARE
     assert_group_order(files, columns, layout)
     assert len(files) >= 2 and sum(data_bytes(f) < 0.9 * target for f in files) <= len(tasks_of(files))
     assert all(data_bytes(f) <= 1.3 * target for f in files)
@@ -321,3 +324,125 @@ def test_a_retried_range_task_leaves_no_stray_file(tmp_path):
     committed = {s["base_file"] for s in hudi_rs_file_slices(base) if s["base_file"].endswith(f"_{clustering}.parquet")}
     assert written == committed and len(tasks_of([Path(n) for n in committed])) == 2, (written, committed)
     assert_same_rows(before, read_hudi_rs(base), labels=("hudi-rs before", "hudi-rs after"))
+
+
+# ----------------------------------------------- whole-group paths of the plugins, through the bounded path
+
+
+def spill_files_opened(monkeypatch) -> list[str]:
+    """Records every spill file a :class:`RangeSpill` opens (in this process)."""
+    opened: list[str] = []
+    original = spill.RangeSpill._writer
+
+    def counting(self, bucket):
+        if bucket not in self.writers:
+            opened.append(f"{self.prefix}-{bucket}")
+        return original(self, bucket)
+
+    monkeypatch.setattr(spill.RangeSpill, "_writer", counting)
+    return opened
+
+
+def shuffled_group(tmp_path: Path, n: int = 3000, files: int = 3, **fields) -> tuple[GroupTask, pa.Table]:
+    rng = np.random.default_rng(11)
+    rows = meta_rows([f"key-{i:05d}" for i in rng.permutation(n)], rng.normal(0, 1, n))
+    cuts = np.linspace(0, n, files + 1).astype(int)
+    return group_over(tmp_path, [rows.slice(a, b - a) for a, b in zip(cuts, cuts[1:])], **fields), rows
+
+
+def test_single_file_sort_spills_past_the_budget_into_one_sorted_file(tmp_path, monkeypatch):
+    from hudi_cluster_single_file_sort import SingleFileSortExecutionStrategy
+
+    from hudi_cluster_core.sdk import SortAndSizeParams
+
+    opened = spill_files_opened(monkeypatch)
+    params = SortAndSizeParams.model_validate({SORT_KEY: "v,w"})
+    # 16 KiB of budget for ~300 KiB of rows in Arrow, and a target the one file passes many times over
+    task, rows = shuffled_group(tmp_path, memory_budget=16 * 1024, target_file_max_bytes=4096, spill_dir=str(tmp_path))
+    task = replace(task, params=params)
+    stats = SingleFileSortExecutionStrategy().execute_group(task)
+    assert len(stats) == 1 and len(opened) >= 4, opened
+    out = pq.read_table(tmp_path / stats[0]["path"])
+    assert sorted(out.column("_hoodie_record_key").to_pylist()) == sorted(rows.column("_hoodie_record_key").to_pylist())
+    assert out.column("v").to_pylist() == sort_rows(rows, ["v", "w"], "linear").column("v").to_pylist()
+    assert_footer_matches(tmp_path / stats[0]["path"])
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("hudi-cluster-spill-")]
+
+
+@pytest.mark.parametrize("curve", ["z-order", "hilbert"])
+def test_sample_curve_spills_past_the_budget_in_the_order_of_its_sample(tmp_path, monkeypatch, curve):
+    from hudi_cluster_space_curve import SpaceCurveExecutionStrategy
+    from hudi_cluster_space_curve.sample import SampleCurveKey
+
+    opened = spill_files_opened(monkeypatch)
+    settings_ = {"hoodie.layout.optimize.strategy": curve, "hoodie.layout.optimize.curve.build.method": "SAMPLE",
+                 "hoodie.layout.optimize.build.curve.sample.size": "500"}  # fmt: skip
+    task, rows = shuffled_group(tmp_path, memory_budget=16 * 1024, raw_params={SORT_KEY: "v,w"}, settings=settings_,
+                                target_file_max_bytes=8192, spill_dir=str(tmp_path))  # fmt: skip
+    stats = SpaceCurveExecutionStrategy().execute_group(task)
+    assert len(opened) >= 4 and len(stats) >= 3, (opened, stats)
+    out = pa.concat_tables([pq.read_table(tmp_path / s["path"]) for s in stats])  # files in the order written
+    assert sorted(out.column("_hoodie_record_key").to_pylist()) == sorted(rows.column("_hoodie_record_key").to_pylist())
+    # the sample the out-of-core path draws: 500 rows evenly spaced over the base files, in slice order
+    sample = rows.select(["v", "w"]).take(pa.array(stride_positions(rows.num_rows, 500)))
+    key = SampleCurveKey(["v", "w"], curve, 500, 0).with_sample(sample)
+    words = key.keys(out).to_pylist()
+    assert [tuple(w.values()) for w in words] == sorted(tuple(w.values()) for w in words), "files out of curve order"
+    assert len({tuple(w.values()) for w in words}) > 50  # the ranks spread the rows over many curve cells
+
+
+@pytest.fixture(scope="module")
+def mor_slice_table(spark, tmp_path_factory):
+    """One file group by Apache Hudi: a base file of 3000 rows, then log files with 600 updates and 100 deletes."""
+    base = str(tmp_path_factory.mktemp("mor-slice") / "t")
+    rows = small_file_rows(0, 3000, seed=2)
+    no_compaction = {"hoodie.compact.inline": "false"}
+    for data, operation in ((rows, "insert"), (make_updates(rows.slice(0, 600)), "upsert"), (rows.slice(1000, 100), "delete")):
+        write_hudi_table(spark, base, data, table_type="MERGE_ON_READ", partition_field="", operation=operation,
+                         extra_options=no_compaction)  # fmt: skip
+    return base
+
+
+def test_a_mor_slice_streams_merged_never_whole(mor_slice_table, tmp_path, monkeypatch):
+    """Apache Hudi's MOR slice (base file + log files with updates and deletes) goes through the spill path
+    merged batch by batch by hudi-rs's streaming reader: never read whole, the same rows as the whole merge."""
+    from hudi_cluster_core.run import task as task_module
+
+    base = fresh_copy(Path(mor_slice_table), tmp_path)
+    found = [s for s in hudi_rs_file_slices(base) if s["log_files"] and s["base_file"]]
+    assert found, "the fixture has a base file with log files"
+    mor = InputSlice("", found[0]["file_id"], str(Path(base) / found[0]["base_file"]),
+                     tuple(str(Path(base) / name) for name in found[0]["log_files"]))  # fmt: skip
+    task = GroupTask(base, "20990101000000000", PlanGroup(0, "", (mor,), 1), None, None, memory_budget=8192,
+                     target_file_max_bytes=16 * 1024, spill_dir=str(tmp_path))  # fmt: skip
+    whole = task.slice_reader().read(mor)  # the whole-slice merge, as a group in memory reads it
+    opened = spill_files_opened(monkeypatch)
+    monkeypatch.setattr(task_module._SliceReader, "read", lambda self, s: pytest.fail("a whole slice was merged"))
+    stats = task.write_sorted(["c_long", "c_double"], "z-order")
+    assert len(opened) >= 2 and len(stats) >= 2, (opened, stats)
+    out = pa.concat_tables([pq.read_table(Path(base) / s["path"]) for s in stats])
+    assert whole.num_rows == 2900 and sum(str(v).startswith("upd-") for v in whole.column("c_string").to_pylist()) == 600
+    assert_same_rows(whole.drop_columns(["_hoodie_file_name"]), out.drop_columns(["_hoodie_file_name"]),
+                     labels=("whole-slice merge", "streamed"))  # fmt: skip
+    assert_group_order([Path(base) / s["path"] for s in stats], ["c_long", "c_double"], "z-order")
+
+
+def test_consistent_bucket_children_spill_past_the_budget_each_one_sorted_file(tmp_path, monkeypatch):
+    from hudi_cluster_consistent_bucket.execution import ConsistentBucketExecutionParams, write_children
+    from hudi_cluster_consistent_bucket.hashing import REPLACE, Node, record_hash
+
+    opened = spill_files_opened(monkeypatch)
+    task, rows = shuffled_group(tmp_path, memory_budget=16 * 1024, spill_dir=str(tmp_path))
+    task = replace(task, params=ConsistentBucketExecutionParams.model_validate({SORT_KEY: "v"}))
+    children = [Node(2**30, "child-a", REPLACE), Node(2**31 - 1, "child-b", REPLACE)]
+    stats = write_children(task, children, ["_hoodie_record_key"], None)
+    assert len(opened) >= 4 and [s["fileId"] for s in stats] == ["child-a-0", "child-b-0"], (opened, stats)
+    for stat, child in zip(stats, children):
+        out = pq.read_table(tmp_path / stat["path"])
+        keys = out.column("_hoodie_record_key").to_pylist()
+        # the ring: a key goes to the first node at or above its hash, past the last node back to the first
+        home = [k for k in rows.column("_hoodie_record_key").to_pylist()
+                if (2**30 < record_hash(k, ["_hoodie_record_key"]) <= 2**31 - 1) == (child.file_id == "child-b-0")]  # fmt: skip
+        assert sorted(keys) == sorted(home) and len(keys) > 500
+        assert out.column("v").to_pylist() == sorted(out.column("v").to_pylist())
+        assert_footer_matches(tmp_path / stat["path"])

@@ -1,20 +1,25 @@
 """A group's rows sorted within a per-task memory budget, and one key range of a group for in-group parallelism.
 
-``GroupTask.write_sorted`` lands here. A group whose rows fit the budget (and that is not split across tasks) is
-read, sorted and written in memory, as before. Otherwise the task works as a distribution sort:
+``GroupTask.write_sorted`` lands here (the ``sort-and-size``, ``space-curve`` and ``single-file-sort`` strategies;
+the consistent-bucket execution uses the same pieces). A group whose rows fit half the budget (and that is not
+split across tasks) is read, sorted and written in memory. Otherwise the task works as a distribution sort:
 
-1. **Boundaries.** Every task of the group reads the same deterministic sample (evenly spaced rows of the sort
+1. **Boundaries.** Every task of the group reads the same deterministic sample (evenly spaced rows of the key
    columns only, from the base files' footers on) and cuts it into ``units * buckets`` key ranges
-   (:mod:`.ranges`); sort keys depend on the row alone, so all tasks agree on every row's range.
-2. **Route.** The group is read slice by slice in batches (a MOR slice merged by hudi-rs, a base file streamed
-   by row group); each row goes to its range. A task keeps only its own ranges (its unit), in memory when they
-   fit the budget, else in one Arrow IPC spill file per range on local disk (lz4).
-3. **Sort and write.** Range by range, in key order: sorted in memory (each range is about a budget share) and
-   streamed to a :class:`~hudi_cluster_core.write.rolling.RollingWriter`, which rolls files at the target size.
+   (:mod:`.ranges`); sort keys depend on the row alone, so all tasks agree on every row's range. A key fitted to
+   the data (Hudi's SAMPLE curves) is fitted first, to its own sample of the same kind.
+2. **Route.** The group is read slice by slice in batches (:func:`slice_batches`: a base file by row group, a MOR
+   slice merged by hudi-rs's streaming reader, never a whole slice); each row goes to its range. A task keeps only
+   its own ranges (its unit), in memory while they fit half the budget, else in one Arrow IPC spill file per
+   range on local disk (lz4) (:class:`.spill.RangeSpill`).
+3. **Sort and write.** Range by range, in key order (:func:`.spill.write_run`): a range larger than half the
+   budget (the estimate or the sample was off) is cut again from its own sample; a range that fits is sorted and
+   handed to a :class:`~hudi_cluster_core.write.rolling.RollingWriter` one row group at a time.
 
 Ranges never share a key, so a group's files, each task's in range order, hold the group's sort order. Memory
-per task: about the budget (one range sorted at a time) plus a read batch (a MOR slice is merged whole). Limits:
-rows of one sort key that alone exceed the budget are still sorted in memory (a range cannot split equal keys).
+per task: half the budget of rows, their sort order, one output row group, the open file's record keys (bounded
+by the target file size) and a MOR slice's log records (hudi-rs holds them while it streams the base file).
+Limits: rows of one sort key that alone exceed the budget are still sorted in memory (equal keys never split).
 """
 
 from __future__ import annotations
@@ -25,16 +30,18 @@ import tempfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator, Mapping
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import ConfigError, PlanError
-from ..io.curves import sort_key_table, sort_rows
 from ..write.base_file import META_COLUMNS
-from .ranges import choose_boundaries, range_of_rows, stride_positions
+from .ranges import choose_boundaries
+from .spill import RANGE_FILL, RANGE_SHARE, SAMPLE_ROWS_PER_RANGE, ColumnsKey, RangeSpill, SortKey, routed, sample_rows, write_run
+from .spill import write_ordered
 
 if TYPE_CHECKING:
+    from ..plan.avro_plan import InputSlice
+    from ..write.rolling import RollingWriter
     from .task import GroupTask
 
 # hudi-cluster's own keys (Apache Hudi has no such settings; they sit outside its namespaces on purpose)
@@ -42,14 +49,12 @@ MEMORY_KEY = "hudi.cluster.task.memory.bytes"
 SPILL_DIR_KEY = "hudi.cluster.task.spill.dir"
 SPLIT_MIN_KEY = "hudi.cluster.task.split.min.bytes"
 DEFAULT_TASK_MEMORY = 1024**3
-# An in-memory sort holds the rows, their sorted copy and the sort keys: a range gets a third of the budget.
-SORT_OVERHEAD = 3
 # Below this many bytes (in memory) per task a split costs more (every task reads the whole group) than it saves.
 MIN_UNIT_BYTES = 64 * 1024**2
 # A log file's rows take several times its size once merged into Arrow (Avro blocks, often compressed).
 LOG_INFLATION = 4
 READ_BATCH_ROWS = 65536
-SAMPLE_ROWS_PER_RANGE = 256
+PROBE_ROWS = 8192  # rows read to learn the Arrow bytes of a row
 MAX_SAMPLE_ROWS = 200_000
 
 
@@ -97,12 +102,13 @@ class GroupSize:
     memory_bytes: int  # estimated Arrow size of all the group's rows
     data_bytes: int  # the base files' column chunks, compressed (footers excluded)
     schema: pa.Schema | None  # the base files' schemas unified (None when the group has no base file)
+    log_memory_bytes: int = 0  # the part of memory_bytes estimated from log file sizes
 
 
 def measure_group(task: GroupTask) -> GroupSize:
     """Rows and in-memory size from the base files' footers (uncompressed sizes); log files by their size."""
     storage = task.storage
-    rows = memory = data = 0
+    rows = memory = data = logs = 0
     schemas = []
     for input_slice in task.group.slices:
         if input_slice.base_file:
@@ -113,9 +119,9 @@ def measure_group(task: GroupTask) -> GroupSize:
                 memory += row_group.total_byte_size
                 data += sum(row_group.column(c).total_compressed_size for c in range(row_group.num_columns))
             schemas.append(meta.schema.to_arrow_schema())
-        memory += sum(storage.size(p) * LOG_INFLATION for p in input_slice.log_files)
+        logs += sum(storage.size(p) * LOG_INFLATION for p in input_slice.log_files)
     schema = pa.unify_schemas(schemas, promote_options="permissive") if schemas else None
-    return GroupSize(rows, memory, data, schema.remove_metadata() if schema is not None else None)
+    return GroupSize(rows, memory + logs, data, schema.remove_metadata() if schema is not None else None, logs)
 
 
 def units_for_group(size: GroupSize, *, idle_cores: int, read_parallelism: int, min_unit_bytes: int = MIN_UNIT_BYTES) -> int:
@@ -125,43 +131,78 @@ def units_for_group(size: GroupSize, *, idle_cores: int, read_parallelism: int, 
     return int(max(1, min(idle_cores, by_size, read_parallelism)))
 
 
-def write_sorted(task: GroupTask, columns: list[str], layout: str) -> list[dict]:
-    """Write the task's rows (all of the group, or its unit's key ranges) sorted, files rolled at the target."""
+def write_sorted(task: GroupTask, columns: list[str], layout: str, key: SortKey | None = None) -> list[dict]:
+    """Write the task's rows (all of the group, or its unit's key ranges) sorted, files rolled at the target.
+
+    ``key``: the row order (default: ``columns`` in ``layout``); it must depend on each row alone."""
     size = measure_group(task)
-    per_unit = size.memory_bytes / max(1, task.units)
-    buckets = max(1, math.ceil(per_unit * SORT_OVERHEAD / task.memory_budget))
     writer = task.rolling_writer(size.data_bytes / size.rows if size.rows else None)
     try:
-        if task.units == 1 and buckets == 1:
-            writer.write(sort_rows(task.read_arrow(_whole_group=True), columns, layout))
-            return writer.close()
-        schema = _target_schema(task, size)
-        if not columns:  # nothing to sort: the rows stream through in slice order
-            if task.units > 1:
-                raise PlanError(f"group {task.group.index}: split across {task.units} tasks without sort columns")
-            for batch in _group_batches(task, schema):
-                writer.write(batch)
-            return writer.close()
-        boundaries = _sample_boundaries(task, columns, layout, task.units * buckets, size, schema)
-        if task.units == 1:  # a group without rows still gets its one (empty) file, as GroupTask.write gives it
-            writer.write(schema.empty_table())
-        first = task.unit * buckets
-        with tempfile.TemporaryDirectory(prefix="hudi-cluster-spill-", dir=_spill_root(task)) as spill:
-            ranges = _RangeSpill(spill, schema, buckets)
-            for batch in _group_batches(task, schema):
-                keys = sort_key_table(batch, columns, layout, field_names=schema.names)
-                local = range_of_rows(keys, boundaries) - first
-                ranges.add(batch, local)
-            for bucket in ranges.filled():
-                # one range in memory at a time: its rows, then their sorted copy (the rows freed before writing)
-                ordered = sort_rows(ranges.take(bucket), columns, layout)
-                writer.write(ordered)
-                del ordered
-                pa.default_memory_pool().release_unused()  # give the freed range back before the next one
+        _write_sorted(task, size, columns, layout, key, writer)
         return writer.close()
     except BaseException:
         writer.abort()
         raise
+
+
+def _write_sorted(task: GroupTask, size: GroupSize, columns: list[str], layout: str, key: SortKey | None,
+                  writer: RollingWriter) -> None:  # fmt: skip
+    allowance = range_allowance(task)
+    per_unit = _arrow_bytes(task, size) / max(1, task.units)
+    buckets = 1 if per_unit <= allowance else math.ceil(per_unit / (allowance * RANGE_FILL))
+    if task.units == 1 and buckets == 1:
+        rows = task.read_arrow(_whole_group=True)
+        in_memory: SortKey = key or ColumnsKey(columns, layout, rows.column_names)
+        write_ordered(rows, in_memory, writer)
+        return
+    schema = _target_schema(task, size)
+    if not columns:  # nothing to sort: the rows stream through in slice order
+        if task.units > 1:
+            raise PlanError(f"group {task.group.index}: split across {task.units} tasks without sort columns")
+        for batch in _group_batches(task, schema):
+            writer.write(batch)
+        return
+    missing = [c for c in columns if c not in schema.names]
+    if missing:
+        raise PlanError(f"hoodie.clustering.plan.strategy.sort.columns names {missing}, not in the table; "
+                        f"columns: {', '.join(schema.names)}")  # fmt: skip
+    key, boundaries = _sample_boundaries(task, key or ColumnsKey(columns, layout, schema.names), task.units * buckets,
+                                         size, schema)  # fmt: skip
+    writer.write(schema.empty_table())  # a task without rows still writes one (empty) file, as GroupTask.write does
+    with spill_directory(task) as spill_dir:
+        spill = RangeSpill(spill_dir, schema, buckets, keep_in_memory=allowance)
+        for run in routed(_group_batches(task, schema), key, boundaries, task.unit * buckets, spill).filled():
+            # one range in memory at a time (cut again when it is larger than the allowance)
+            write_run(run, key, writer, allowance, spill_dir, schema)
+            pa.default_memory_pool().release_unused()  # give the freed range back before the next one
+
+
+def _arrow_bytes(task: GroupTask, size: GroupSize) -> float:
+    """The group's rows in Arrow: rows times the Arrow bytes per row of the first base file's first batch (a
+    footer's uncompressed sizes miss what dictionary pages save: a repeated string costs its full length per row
+    in Arrow), plus the log files' estimate."""
+    first = next((s.base_file for s in task.group.slices if s.base_file), None)
+    if first is None or not size.rows:
+        return size.memory_bytes
+    batch = next(pq.ParquetFile(first, filesystem=task.storage.fs).iter_batches(batch_size=PROBE_ROWS), None)
+    if batch is None or not batch.num_rows:
+        return size.memory_bytes
+    return size.rows * batch.nbytes / batch.num_rows + size.log_memory_bytes
+
+
+def range_allowance(task: GroupTask) -> int:
+    """Bytes of rows (in Arrow) one key range may hold in memory while it is sorted: a share of the budget."""
+    return max(1, task.memory_budget // RANGE_SHARE)
+
+
+def spill_directory(task: GroupTask) -> tempfile.TemporaryDirectory:
+    """A fresh directory for the task's spill files, deleted with everything in it when the task is done."""
+    return tempfile.TemporaryDirectory(prefix="hudi-cluster-spill-", dir=_spill_root(task))
+
+
+def group_schema(task: GroupTask) -> pa.Schema:
+    """The one schema of every batch of :func:`slice_batches` (base files' schemas and the table's, unified)."""
+    return _target_schema(task, measure_group(task))
 
 
 def _spill_root(task: GroupTask) -> str | None:
@@ -171,58 +212,6 @@ def _spill_root(task: GroupTask) -> str | None:
         return task.spill_dir
     local = [d for d in os.environ.get("SPARK_LOCAL_DIRS", "").split(",") if d and os.path.isdir(d)]
     return local[0] if local else None
-
-
-class _RangeSpill:
-    """A task's rows by local range: kept in memory for a single range, else one IPC file per range."""
-
-    def __init__(self, directory: str, schema: pa.Schema, buckets: int):
-        self.directory = directory
-        self.schema = schema
-        self.buckets = buckets
-        self.in_memory: list[pa.Table] = []
-        self.writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
-        self.options = pa.ipc.IpcWriteOptions(compression="lz4")
-
-    def add(self, batch: pa.Table, local: np.ndarray) -> None:
-        mine = (local >= 0) & (local < self.buckets)
-        if not mine.any():
-            return
-        if self.buckets == 1:
-            self.in_memory.append(batch.filter(pa.array(mine)))
-            return
-        # one take groups the batch's rows by range (stable: slice order kept), then each range is a slice
-        order = np.flatnonzero(mine)[np.argsort(local[mine], kind="stable")]
-        grouped, ranges = batch.take(pa.array(order)), local[order]
-        starts = np.flatnonzero(np.concatenate([[True], ranges[1:] != ranges[:-1]]))
-        for start, end in zip(starts, np.append(starts[1:], len(ranges))):
-            bucket, rows = int(ranges[start]), grouped.slice(int(start), int(end - start))
-            writer = self.writers.get(int(bucket))
-            if writer is None:
-                path = os.path.join(self.directory, f"range-{int(bucket):05d}.arrow")
-                writer = self.writers[int(bucket)] = pa.ipc.new_file(path, self.schema, options=self.options)
-            writer.write_table(rows)
-
-    def filled(self) -> list[int]:
-        """The ranges holding rows, in key order (spill files closed, ready to read)."""
-        if self.buckets == 1:
-            return [0]
-        for writer in self.writers.values():
-            writer.close()
-        return sorted(self.writers)
-
-    def take(self, bucket: int) -> pa.Table:
-        """A range's rows, handed over: the spill file is read (not memory-mapped, whose pages would count
-        twice) and deleted, the in-memory rows dropped."""
-        if self.buckets == 1:
-            rows = pa.concat_tables(self.in_memory) if self.in_memory else self.schema.empty_table()
-            self.in_memory = []
-            return rows
-        path = os.path.join(self.directory, f"range-{bucket:05d}.arrow")
-        with pa.OSFile(path) as source:
-            rows = pa.ipc.open_file(source).read_all()
-        os.remove(path)
-        return rows
 
 
 def _target_schema(task: GroupTask, size: GroupSize) -> pa.Schema:
@@ -251,45 +240,53 @@ def _conform(batch: pa.Table, schema: pa.Schema, where: str) -> pa.Table:
 
 
 def _group_batches(task: GroupTask, schema: pa.Schema) -> Iterator[pa.Table]:
-    """The group's rows, slice by slice, in batches of the group's schema (meta columns included)."""
+    return (batch for _, batch in slice_batches(task, schema))
+
+
+def slice_batches(task: GroupTask, schema: pa.Schema) -> Iterator[tuple[InputSlice, pa.Table]]:
+    """``(slice, rows)`` for the group's rows, slice by slice in batches of the group's schema (meta columns
+    included), never a whole slice: a MOR slice is merged by hudi-rs's streaming reader (its log records in
+    memory, the base file streamed); small batches are joined up to ``READ_BATCH_ROWS`` rows."""
     reader = task.slice_reader()
     for input_slice in task.group.slices:
         where = f"file group {input_slice.partition}/{input_slice.file_id}"
-        if input_slice.base_file and not input_slice.log_files:
-            source = pq.ParquetFile(input_slice.base_file, filesystem=task.storage.fs)
-            for record_batch in source.iter_batches(batch_size=READ_BATCH_ROWS):
-                yield _conform(pa.Table.from_batches([record_batch]), schema, where)
-        else:
-            rows = reader.read(input_slice)
-            for record_batch in rows.to_batches(max_chunksize=READ_BATCH_ROWS):
-                yield _conform(pa.Table.from_batches([record_batch]), schema, where)
-            del rows
+        pending: list[pa.RecordBatch] = []
+        rows = 0
+        for record_batch in reader.stream(input_slice, READ_BATCH_ROWS):
+            pending.append(record_batch)
+            rows += record_batch.num_rows
+            if rows >= READ_BATCH_ROWS:
+                yield input_slice, _conform(pa.Table.from_batches(pending), schema, where)
+                pending, rows = [], 0
+        if pending:
+            yield input_slice, _conform(pa.Table.from_batches(pending), schema, where)
 
 
-def _sample_boundaries(task: GroupTask, columns: list[str], layout: str, ranges: int, size: GroupSize,
-                       schema: pa.Schema) -> pa.Table:  # fmt: skip
-    """Boundaries of ``ranges`` key ranges from evenly spaced rows of the base files' sort columns (every slice's
-    rows, hudi-rs-merged, when the group has no base file): the same sample in every task of the group."""
-    wanted = min(MAX_SAMPLE_ROWS, ranges * SAMPLE_ROWS_PER_RANGE)
-    fields = pa.schema([schema.field(c) for c in columns])
-    parts: list[pa.Table] = []
+def _sample_boundaries(task: GroupTask, key: SortKey, ranges: int, size: GroupSize,
+                       schema: pa.Schema) -> tuple[SortKey, pa.Table]:  # fmt: skip
+    """The key fitted to the group (when it asks for a sample of ``key.sample_size`` rows) and the boundaries
+    of ``ranges`` key ranges, both from evenly spaced rows of the base files' key columns (every slice's rows,
+    hudi-rs-merged, when the group has no base file): the same samples in every task of the group."""
+    if key.sample_size:
+        key = key.with_sample(_sample(task, key.columns, key.sample_size, size, schema))
+    sample = _sample(task, key.columns, min(MAX_SAMPLE_ROWS, ranges * SAMPLE_ROWS_PER_RANGE), size, schema)
+    return key, choose_boundaries(key.keys(sample), ranges)
+
+
+def _sample(task: GroupTask, columns: list[str], wanted: int, size: GroupSize, schema: pa.Schema) -> pa.Table:
     if size.rows:
-        positions = stride_positions(size.rows, wanted)
-        start = 0
-        for input_slice in task.group.slices:
-            if not input_slice.base_file:
-                continue
+        fields = pa.schema([schema.field(c) for c in columns])
+        return sample_rows(_base_key_batches(task, columns, fields), size.rows, wanted, columns)
+    # no base file (log-only slices): one streamed pass counts the merged rows, a second one picks them
+    total = sum(batch.num_rows for batch in _group_batches(task, schema))
+    if not total:
+        return schema.empty_table().select(columns)
+    return sample_rows(_group_batches(task, schema), total, wanted, columns)
+
+
+def _base_key_batches(task: GroupTask, columns: list[str], fields: pa.Schema) -> Iterator[pa.Table]:
+    for input_slice in task.group.slices:
+        if input_slice.base_file:
             source = pq.ParquetFile(input_slice.base_file, filesystem=task.storage.fs)
             for record_batch in source.iter_batches(batch_size=READ_BATCH_ROWS, columns=columns):
-                end = start + record_batch.num_rows
-                lo, hi = np.searchsorted(positions, [start, end])
-                if hi > lo:
-                    picked = pa.Table.from_batches([record_batch]).take(pa.array(positions[lo:hi] - start))
-                    parts.append(_conform(picked, fields, "sample"))
-                start = end
-    else:
-        for batch in _group_batches(task, schema):
-            picked = batch.take(pa.array(stride_positions(batch.num_rows, SAMPLE_ROWS_PER_RANGE)))
-            parts.append(picked.select(columns))
-    sample = pa.concat_tables(parts) if parts else fields.empty_table()
-    return choose_boundaries(sort_key_table(sample, columns, layout, field_names=schema.names), ranges)
+                yield _conform(pa.Table.from_batches([record_batch]), fields, "sample")

@@ -10,7 +10,7 @@ import math
 import posixpath
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -21,6 +21,9 @@ from ..io.storage import Storage
 from ..plan.avro_plan import InputSlice, PlanGroup
 from ..write.base_file import META_COLUMNS, TEMP_DIR, ParquetOptions, WriteContext, write_base_file
 from ..write.rolling import RollingWriter
+
+
+ONE_FILE = 1 << 62  # a target no file reaches: the writer never rolls
 
 
 @dataclass(frozen=True)
@@ -61,21 +64,24 @@ class GroupTask:
         storage = self.storage
         return sum(storage.size(path) for s in self.group.slices for path in (s.base_file, *s.log_files) if path)
 
-    def write_sorted(self, columns: Sequence[str], layout: str = "linear") -> list[dict]:
+    def write_sorted(self, columns: Sequence[str], layout: str = "linear", *, key: Any = None) -> list[dict]:
         """Write the group's rows sorted by ``columns`` in ``layout`` as base files rolled at
         ``target_file_max_bytes``; returns their write stats. Within ``memory_budget``: a larger group spills
         to local disk, and a group split across tasks (``units > 1``) writes only this task's key ranges.
-        Strategies that write this way say so with the ``execution_splits_group`` hook."""
+        Strategies that write this way say so with the ``execution_splits_group`` hook. ``key``: another row
+        order (a :class:`~hudi_cluster_core.run.spill.SortKey` that depends on each row alone)."""
         from .outofcore import write_sorted
 
-        return write_sorted(self, list(columns), layout)
+        return write_sorted(self, list(columns), layout, key)
 
-    def rolling_writer(self, bytes_per_row_hint: float | None = None) -> RollingWriter:
+    def rolling_writer(self, bytes_per_row_hint: float | None = None, *, file_id: str | None = None) -> RollingWriter:
         """A writer of ordered rows into base files rolled at ``target_file_max_bytes`` (see ``write``);
-        ``bytes_per_row_hint``: compressed bytes a row is expected to take, to size the first row group."""
+        ``bytes_per_row_hint``: compressed bytes a row is expected to take, to size the first row group.
+        ``file_id``: one file of that id, never rolled (a bucket is one file group, whatever its size)."""
         context = WriteContext(self.base_uri, self.instant_time, self.partition, self.write_token, self.options)
         restamp = None if self.preserve_hoodie_metadata else self._restamp_from
-        return RollingWriter(self.storage, context, self.target_file_max_bytes, restamp, bytes_per_row_hint)
+        target = self.target_file_max_bytes if file_id is None else ONE_FILE
+        return RollingWriter(self.storage, context, target, restamp, bytes_per_row_hint, file_id)
 
     def _restamp_from(self, table: pa.Table, first_row: int) -> pa.Table:
         return _restamp(table, self.instant_time, self.write_token, first_row)
@@ -204,6 +210,29 @@ class _SliceReader:
         finally:
             self.storage.delete_file(empty)
         return pa.Table.from_batches([batch])
+
+    def stream(self, input_slice: InputSlice, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        """The slice's rows in batches, never the whole slice: a base file by row group (pyarrow); a slice with
+        log files by hudi-rs's streaming file-group reader, which holds the log records and streams the base
+        file merged against them (the same rows as :meth:`read`)."""
+        if not input_slice.log_files:
+            if input_slice.base_file is None:
+                self.read(input_slice)  # a slice without files: read()'s PlanError
+            source = pq.ParquetFile(input_slice.base_file, filesystem=self.storage.fs)
+            yield from source.iter_batches(batch_size=batch_rows)
+            return
+        from hudi import HudiFileGroupReader, HudiReadOptions
+
+        reader = HudiFileGroupReader(self.base_uri, self.rs_options)
+        logs = [self._relative(p) for p in input_slice.log_files]
+        options = HudiReadOptions().with_batch_size(batch_rows)
+        empty = None if input_slice.base_file else self._write_empty_base()
+        base = self._relative(input_slice.base_file or empty or "")
+        try:
+            yield from reader.read_file_slice_from_paths_stream(base, logs, options)
+        finally:
+            if empty:
+                self.storage.delete_file(empty)
 
     def _relative(self, path: str) -> str:
         base = self.storage.base.rstrip("/") + "/"

@@ -46,6 +46,7 @@ class RollingWriter:
     def __init__(
         self, storage: Storage, context: WriteContext, target_bytes: int,
         restamp: Callable[[pa.Table, int], pa.Table] | None = None, bytes_per_row_hint: float | None = None,
+        file_id: str | None = None,
     ):  # fmt: skip
         self.storage = storage
         self.context = context
@@ -57,6 +58,7 @@ class RollingWriter:
         # measured on the file being written; until then the input's (the same rows, the same codec), if known
         self._compressed_per_row: float | None = bytes_per_row_hint
         self._rows_seen = 0
+        self.file_id = file_id  # the one file's id when the caller names it (a bucket index's file group)
 
     def write(self, table: pa.Table) -> None:
         if self._schema is None:
@@ -103,7 +105,9 @@ class RollingWriter:
                 pass
 
     def _open(self) -> None:
-        file_id, name, relative = new_base_file(self.storage, self.context)
+        if self.file_id is not None and self.stats:
+            raise ValueError(f"file {self.file_id} would roll: a writer with a named file id writes one file")
+        file_id, name, relative = new_base_file(self.storage, self.context, self.file_id)
         sink = self.storage.fs.open_output_stream(self.storage.join(relative))
         self._file = _OpenFile(file_id, name, relative, sink, None, time.monotonic())
 

@@ -25,7 +25,8 @@ import pyarrow as pa
 from hudi_cluster_core.config import StrategyParams
 from hudi_cluster_core.errors import PlanError
 from hudi_cluster_core.hookspecs import hookimpl
-from hudi_cluster_core.io.curves import sort_rows
+from hudi_cluster_core.run import outofcore
+from hudi_cluster_core.run.spill import ColumnsKey, RangeSpill, write_run
 from hudi_cluster_core.table.properties import load_table_config
 from pydantic import Field
 
@@ -84,35 +85,68 @@ def assign_children(record_keys: list[str], children: list[Node], fields: list[s
 VERIFY_ROWS_PER_SLICE = 2000
 
 
-def verify_hash_fields(task, slices, fields: list[str], seq_no: int) -> None:
-    """Rows must hash, with ``fields``, into the bucket of the file group they were read from (checked on up to
-    ``VERIFY_ROWS_PER_SLICE`` rows per slice, against the metadata the plan was made from). A clustering run whose
-    ``hoodie.bucket.index.hash.field`` differs from the writers' would otherwise scatter rows into buckets Hudi's
-    writers never look in for them."""
+def plan_ring(task, seq_no: int):
+    """The ring of the hashing metadata the plan was made from (its ``seqNo``, naming the group's file groups),
+    or None (with a warning) when none is found."""
     partition = task.partition
     storage = task.storage
-    wanted = {s.file_id for s, _ in slices}
-    ring = None
+    wanted = set(task.group.file_ids)
     for instant in reversed(list_metadata_files(storage, partition).hashing):
         try:
             candidate = read_metadata(storage, partition, instant)
         except (OSError, ValueError):
             continue
         if candidate.seq_no == seq_no and wanted <= set(Ring(candidate.nodes).by_file_id):
-            ring = Ring(candidate.nodes)
-            break
+            return Ring(candidate.nodes)
+    log.warning("group %d (%s): no hashing metadata with seqNo %d names its file groups; hash fields not checked",
+                task.group.index, partition, seq_no)  # fmt: skip
+    return None
+
+
+def check_rows_hash_home(ring, partition: str, input_slice, table: pa.Table, fields: list[str]) -> None:
     if ring is None:
-        log.warning("group %d (%s): no hashing metadata with seqNo %d names its file groups; hash fields not checked",
-                    task.group.index, partition, seq_no)  # fmt: skip
         return
-    for input_slice, table in slices:
-        keys = table.column("_hoodie_record_key").slice(0, VERIFY_ROWS_PER_SLICE).to_pylist()
-        stray = [k for k in keys if ring.bucket_of_key(k, fields).file_id != input_slice.file_id]
-        if stray:
-            raise PlanError(
-                f"file group {partition}/{input_slice.file_id}: record key {stray[0]!r} does not hash into its bucket "
-                f"with hash fields {fields}; set hoodie.bucket.index.hash.field to what the table's writers use"
-            )
+    keys = table.column("_hoodie_record_key").slice(0, VERIFY_ROWS_PER_SLICE).to_pylist()
+    stray = [k for k in keys if ring.bucket_of_key(k, fields).file_id != input_slice.file_id]
+    if stray:
+        raise PlanError(
+            f"file group {partition}/{input_slice.file_id}: record key {stray[0]!r} does not hash into its bucket "
+            f"with hash fields {fields}; set hoodie.bucket.index.hash.field to what the table's writers use"
+        )
+
+
+def write_children(task, targets: list[Node], fields: list[str], ring) -> list[dict]:
+    """Every row of the group into the file of the child bucket its key hashes to, within the task's memory
+    budget: rows are streamed slice by slice (MOR slices merged by hudi-rs as they stream) into one spill run
+    per child (held in memory while they fit), then each child's run is written, sorted out of core when the
+    plan names sort columns, as that child's one file."""
+    schema = outofcore.group_schema(task)
+    columns = task.params.columns if task.params else []
+    key = ColumnsKey(columns, task.settings.get("hoodie.layout.optimize.strategy", "linear"), schema.names)
+    allowance = outofcore.range_allowance(task)
+    stats: list[dict] = []
+    with outofcore.spill_directory(task) as spill_dir:
+        spill = RangeSpill(spill_dir, schema, len(targets), prefix="child", keep_in_memory=allowance)
+        checked = set()
+        for input_slice, batch in outofcore.slice_batches(task, schema):
+            if input_slice.file_id not in checked:
+                check_rows_hash_home(ring, task.partition, input_slice, batch, fields)
+                checked.add(input_slice.file_id)
+            spill.add(batch, assign_children(batch.column("_hoodie_record_key").to_pylist(), targets, fields))
+        for run in spill.filled():  # a child without rows gets no file, as in Hudi
+            writer = task.rolling_writer(file_id=targets[run.index].file_id)
+            try:
+                if columns:
+                    write_run(run, key, writer, allowance, spill_dir, schema)
+                else:
+                    for batch in run.batches():
+                        writer.write(batch)
+                    run.discard()
+                stats.extend(writer.close())
+            except BaseException:
+                writer.abort()
+                raise
+    return stats
 
 
 class ConsistentBucketExecutionStrategy:
@@ -133,21 +167,7 @@ class ConsistentBucketExecutionStrategy:
                              load_table_config(task.storage).record_key_fields)  # fmt: skip
         if not fields:
             raise PlanError("no hash fields: set hoodie.bucket.index.hash.field or the table's record key fields")
-        slices = task.read_slices()
-        verify_hash_fields(task, slices, fields, seq_no)
-        rows = task.read_arrow(slices)
-        owner = assign_children(rows.column("_hoodie_record_key").to_pylist(), targets, fields)
-        columns = task.params.columns if task.params else []
-        layout = task.settings.get("hoodie.layout.optimize.strategy", "linear")
-        stats = []
-        for index, child in enumerate(targets):
-            chunk = rows.filter(pa.array(owner == index)) if len(targets) > 1 else rows
-            if chunk.num_rows == 0:
-                continue
-            if columns:
-                chunk = sort_rows(chunk, columns, layout)
-            stats.extend(task.write(chunk, file_ids=[child.file_id]))
-        return stats
+        return write_children(task, targets, fields, plan_ring(task, seq_no))
 
     @hookimpl
     def execution_before_commit(self, table, plan, write_stats):

@@ -84,7 +84,8 @@ def test_split_merge_and_hudi_writes_on_top(spark, tmp_path):
     initial = rings(base)
 
     # ---- 1. split: every bucket (~170 KB of logs) is above 2 x 20 KB, room for 6 more buckets per partition
-    result = cluster(base, "scheduleAndExecute", {**SPLIT, **OURS}, spark=spark)
+    # a 64 KiB task budget: each bucket's rows (streamed from its logs) spill to disk per child before writing
+    result = cluster(base, "scheduleAndExecute", {**SPLIT, **OURS, "hudi.cluster.task.memory.bytes": "65536"}, spark=spark)
     split_at = result.instant_time
     assert result.message == "completed" and result.input_file_groups == 6 and result.output_files == 12
     record = plan_record(base, split_at)

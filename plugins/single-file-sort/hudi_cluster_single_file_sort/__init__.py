@@ -7,7 +7,9 @@ the layout is the same (one sorted file per input file), and both readers see ev
 
 from __future__ import annotations
 
-from hudi_cluster_core.io.curves import sort_rows
+from dataclasses import replace
+
+from hudi_cluster_core.run.task import ONE_FILE
 from hudi_cluster_core.sdk import PlannedGroup, SortAndSizeParams, execution_strategy, hookimpl, keys
 
 _P = "org.apache.hudi.client.clustering.plan.strategy."
@@ -41,9 +43,11 @@ class SingleFileSortExecutionStrategy:
 
     @hookimpl
     def execute_group(self, task):
-        rows = sort_rows(task.read_arrow(), task.params.columns if task.params else [],
-                         task.settings.get(keys.LAYOUT_STRATEGY, "LINEAR"))  # fmt: skip
-        return task.write(rows, 1)
+        # the core's bounded-memory sort (spilling past hudi.cluster.task.memory.bytes) into one file: its target
+        # is a size no file reaches, so the writer never rolls
+        one_file = replace(task, target_file_max_bytes=ONE_FILE)
+        return one_file.write_sorted(task.params.columns if task.params else [],
+                                     task.settings.get(keys.LAYOUT_STRATEGY, "LINEAR"))  # fmt: skip
 
 
 @hookimpl

@@ -12,7 +12,7 @@ from hudi_cluster_core.hookspecs import hookimpl
 from hudi_cluster_core.io.curves import sort_rows
 
 from .params import SORT_COLUMNS_KEY, SpaceCurveParams, params_for_task
-from .sample import sample_sort_indices
+from .sample import SampleCurveKey, sample_sort_indices
 
 
 def group_seed(file_ids) -> int:
@@ -63,9 +63,11 @@ class SpaceCurveExecutionStrategy:
         params = params_for_task(task)
         if _splits(params):  # linear or DIRECT: keys per row, so bounded memory and key ranges across tasks
             return task.write_sorted(params.columns, "linear" if len(params.columns) == 1 else params.curve)
-        # SAMPLE ranks every row against a sample of the whole group: sorted in memory, files rolled at the target
-        rows = order_rows(task.read_arrow(), params, seed=group_seed(task.group.file_ids))
-        return task.write(rows)
+        # SAMPLE ranks every row against a sample of the whole group: in memory when the group fits the task's
+        # budget, else out of core against boundaries from a sample spread over the group (never split: the
+        # sample is the group's own)
+        key = SampleCurveKey(params.columns, params.curve, params.sample_size, group_seed(task.group.file_ids))
+        return task.write_sorted(params.columns, params.curve, key=key)
 
     @hookimpl
     def execution_splits_group(self, task):

@@ -18,6 +18,8 @@ to the widest one's range, with jitter; see :func:`stretched_ranks`); values are
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -125,17 +127,15 @@ def interleaved_words(dims: list[np.ndarray], bits: int) -> list[np.ndarray]:
     return words
 
 
-def sample_curve_words(
-    table: pa.Table, columns: list[str], layout: str, *, sample_size: int, seed: int
-) -> list[np.ndarray]:
-    """Per-row curve keys (as uint64 word columns) of the SAMPLE method, for ``layout`` z-order or hilbert."""
-    positions = pa.array(sample_positions(table.num_rows, sample_size, seed))
-    rank_columns, rank_counts = [], []
-    for name in columns:
-        column = table.column(name)
-        bounds = range_boundaries(column.take(positions), sample_size)
-        rank_columns.append(boundary_ranks(column, bounds))
-        rank_counts.append(len(bounds) + 2)  # values 0..len(bounds), then the null rank
+def sample_bounds(sample: pa.Table, columns: list[str], sample_size: int) -> list[pa.Array]:
+    """Each sort column's range boundaries, from the sample rows."""
+    return [range_boundaries(sample.column(name), sample_size) for name in columns]
+
+
+def curve_words_from_bounds(table: pa.Table, columns: list[str], layout: str, bounds: list[pa.Array]) -> list[np.ndarray]:
+    """Per-row curve keys (uint64 word columns) from fixed boundaries: a row's key depends on the row alone."""
+    rank_columns = [boundary_ranks(table.column(name), b) for name, b in zip(columns, bounds)]
+    rank_counts = [len(b) + 2 for b in bounds]  # values 0..len(bounds), then the null rank
     bits = max(1, (max(rank_counts) - 1).bit_length())
     if bits > _MAX_RANK_BITS:
         raise ValueError(f"{bits}-bit ranks: lower hoodie.layout.optimize.build.curve.sample.size")
@@ -147,8 +147,50 @@ def sample_curve_words(
     return interleaved_words(dims, bits)
 
 
+def sample_curve_words(
+    table: pa.Table, columns: list[str], layout: str, *, sample_size: int, seed: int
+) -> list[np.ndarray]:
+    """Per-row curve keys (as uint64 word columns) of the SAMPLE method, for ``layout`` z-order or hilbert."""
+    sample = table.select(columns).take(pa.array(sample_positions(table.num_rows, sample_size, seed)))
+    return curve_words_from_bounds(table, columns, layout, sample_bounds(sample, columns, sample_size))
+
+
+def _words_table(words: list[np.ndarray]) -> pa.Table:
+    return pa.table({f"w{i}": w for i, w in enumerate(words)})
+
+
+def _ascending(keys: pa.Table) -> pa.Array:
+    return pc.sort_indices(keys, sort_keys=[(name, "ascending") for name in keys.column_names])
+
+
+@dataclass(frozen=True)
+class SampleCurveKey:
+    """The SAMPLE curve as the core's sort key (:class:`hudi_cluster_core.run.spill.SortKey`).
+
+    A group sorted in memory samples its own rows (seeded, as :func:`sample_sort_indices`). A group sorted out
+    of core first gets ``sample_size`` rows spread evenly over the group (``with_sample``): every row's key is
+    then its ranks against those fixed boundaries, so batches, spill files and key ranges agree on the order."""
+
+    columns: list[str]
+    layout: str
+    sample_size: int
+    seed: int
+    bounds: tuple[pa.Array, ...] | None = None
+
+    def with_sample(self, rows: pa.Table) -> "SampleCurveKey":
+        return replace(self, bounds=tuple(sample_bounds(rows, self.columns, self.sample_size)))
+
+    def keys(self, table: pa.Table) -> pa.Table:
+        if self.bounds is None:
+            raise ValueError("SampleCurveKey.keys before with_sample: per-row keys need the group's boundaries")
+        return _words_table(curve_words_from_bounds(table, self.columns, self.layout, list(self.bounds)))
+
+    def order(self, table: pa.Table) -> pa.Array:
+        if self.bounds is None:
+            return sample_sort_indices(table, self.columns, self.layout, sample_size=self.sample_size, seed=self.seed)
+        return _ascending(self.keys(table))
+
+
 def sample_sort_indices(table: pa.Table, columns: list[str], layout: str, *, sample_size: int, seed: int) -> pa.Array:
     """Stable row order by the SAMPLE curve key."""
-    words = sample_curve_words(table, columns, layout, sample_size=sample_size, seed=seed)
-    keys = pa.table({f"w{i}": w for i, w in enumerate(words)})
-    return pc.sort_indices(keys, sort_keys=[(f"w{i}", "ascending") for i in range(len(words))])
+    return _ascending(_words_table(sample_curve_words(table, columns, layout, sample_size=sample_size, seed=seed)))

@@ -12,6 +12,8 @@ from hudi_cluster_core.errors import ConfigError, PlanError
 from hudi_cluster_core.io.curves import hilbert_keys, sort_rows, zorder_keys
 
 from hudi_cluster_space_curve import SpaceCurveExecutionStrategy, order_rows, params_for
+from hudi_cluster_space_curve.execution import group_seed
+from hudi_cluster_space_curve.params import params_for_task
 from hudi_cluster_space_curve.sample import sample_sort_indices
 
 COLUMNS = {"hoodie.clustering.plan.strategy.sort.columns": "x,y"}
@@ -147,8 +149,10 @@ class FakeTask:
         self.written = (table, num_files)
         return [{"path": "file0"}]
 
-    def write_sorted(self, columns, layout):  # the core's bounded-memory path, in memory here
-        self.written = (sort_rows(self.table, list(columns), layout), (list(columns), layout))
+    def write_sorted(self, columns, layout, key=None):  # the core's bounded-memory path, in memory here
+        order = key.order(self.table) if key is not None else None
+        rows = self.table.take(order) if key is not None else sort_rows(self.table, list(columns), layout)
+        self.written = (rows, (list(columns), layout, key))
         return [{"path": "file0"}]
 
 
@@ -157,11 +161,12 @@ def test_execute_group_reads_layout_from_the_job_settings_and_writes_rolled_file
     task = FakeTask(table, {"hoodie.layout.optimize.strategy": "hilbert"})
     strategy = SpaceCurveExecutionStrategy()
     assert strategy.execute_group(task) == [{"path": "file0"}] and strategy.execution_splits_group(task)
-    assert task.written[1] == (["x", "y"], "hilbert")  # DIRECT: sorted by the core, may spill and split
+    assert task.written[1] == (["x", "y"], "hilbert", None)  # DIRECT: sorted by the core, may spill and split
     assert keys_of(task.written[0]) == keys_of(table.take(pc.sort_indices(hilbert_keys(table, ["x", "y"]))))
     sample = FakeTask(table, {"hoodie.layout.optimize.strategy": "hilbert",
                               "hoodie.layout.optimize.curve.build.method": "SAMPLE"})  # fmt: skip
     strategy.execute_group(sample)
-    assert sample.written[1] is None and not strategy.execution_splits_group(sample)  # rolled, never split
+    assert sample.written[1][2] is not None and not strategy.execution_splits_group(sample)  # its own key, never split
+    assert keys_of(sample.written[0]) == keys_of(order_rows(table, params_for_task(sample), seed=group_seed(["f1", "f2"])))
     with pytest.raises(ConfigError, match="accepted: 'LINEAR', 'ZORDER' or 'HILBERT'"):
         SpaceCurveExecutionStrategy().execute_group(FakeTask(table, {"hoodie.layout.optimize.strategy": "morton"}))
