@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 
 from . import keys
 from .api import Mode, cluster
-from .errors import ConfigError, TableError, UpdateRejected
+from .errors import ConfigError, PlanError, TableError, UpdateRejected
 from .mdt.partitions import disabled_by_config
 from .plan.model import UpdateContext
 from .plugins import StrategyRegistry, call_hook, default_registry
@@ -39,13 +39,15 @@ from .table.lock_provider import lock_file_for, use_lock_file
 log = logging.getLogger(__name__)
 
 
-def _strategy_policy(registry: StrategyRegistry, config) -> Callable[[frozenset[FileGroupId], Mapping[FileGroupId, str]], None]:
+def _strategy_policy(base_path, registry: StrategyRegistry, config) -> Callable[[frozenset[FileGroupId], Mapping[FileGroupId, str]], None]:
     strategy = registry.resolve("update", config.updates_strategy, config_key=keys.UPDATES_STRATEGY)
 
     def consult(incoming: frozenset[FileGroupId], pending: Mapping[FileGroupId, str]) -> None:
         decision = call_hook(strategy, "update_decide", context=UpdateContext(incoming, dict(pending), config))
         if decision.action == "allow":
-            if decision.file_groups:
+            if decision.file_groups and config.rollback_pending_on_conflict:
+                _roll_back_clusterings(base_path, config, sorted({pending[g] for g in decision.file_groups if g in pending}))
+            elif decision.file_groups:
                 log.warning("updating %d file group(s) under pending clustering (%s allows it): the clustering will "
                             "yield to this write at its commit", len(decision.file_groups), config.updates_strategy)  # fmt: skip
             return
@@ -58,6 +60,23 @@ def _strategy_policy(registry: StrategyRegistry, config) -> Callable[[frozenset[
                           "accepted here: reject, allow")  # fmt: skip
 
     return consult
+
+
+def _roll_back_clusterings(base_path, config, instants: list[str]) -> None:
+    """``hoodie.clustering.rollback.pending.replacecommit.on.conflict=true`` with an update strategy that allows the
+    update: the writer rolls back the pending clusterings of the file groups it updates before it writes, as
+    Hudi's writer does. One that completed meanwhile can't be rolled back; the writer then finds its file groups
+    replaced at its commit and fails (``write.instant``)."""
+    from .run.rollback import rollback_clustering
+
+    for instant in instants:
+        log.warning("rolling back pending clustering %s: this write updates its file groups and %s=true", instant,
+                    keys.ROLLBACK_PENDING_ON_CONFLICT)  # fmt: skip
+        try:
+            rollback_clustering(load_table(base_path, config.raw), instant, keep_plan=False,
+                                wait_ms=config.writer.lock_wait_time_ms)  # fmt: skip
+        except PlanError as completed:
+            log.warning("%s", completed)
 
 
 def _take_hudi_lock_too(base_path, raw: dict[str, str]) -> None:
@@ -110,7 +129,7 @@ def upsert(
     registry = registry or default_registry()
     config = load_config(props_file, list(hoodie_conf), dict(options or {}))
     raw = {k: str(v) for k, v in config.raw.items()}
-    consult = _strategy_policy(registry, config)
+    consult = _strategy_policy(base_path, registry, config)
     _take_hudi_lock_too(base_path, raw)
 
     def session():

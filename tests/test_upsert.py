@@ -239,6 +239,29 @@ def test_allow_writes_and_the_clustering_then_yields_to_the_writer(spark, templa
     assert_same_rows(read_hudi_rs(base, options=RS_MDT), hudi, labels=("hudi-rs", "Hudi"))
 
 
+def test_allow_with_rollback_on_conflict_rolls_the_pending_clustering_back_before_writing(spark, template, tmp_path):
+    from hudi_cluster_core.table import load_table
+
+    base = _copy(template, tmp_path)
+    instant, planned = _scheduled(base)
+    rows = _data(read_hudi_snapshot(spark, base))
+    updates = make_updates(rows.slice(0, 30), tag="rolled")
+    options = {"hoodie.clustering.updates.strategy": ALLOW,
+               "hoodie.clustering.rollback.pending.replacecommit.on.conflict": "true"}  # fmt: skip
+    result = upsert(base, updates, options, spark=spark)
+    written = {f"{p}/{s['fileId']}" for p, st in instant_metadata(base, result["instant_time"])["partitionToWriteStats"].items()
+               for s in st}  # fmt: skip
+    assert written & planned, "the upsert updated file groups of the pending clustering"
+    timeline = load_table(base).timeline
+    assert timeline.get(instant) is None and not timeline.pending(), [i.file_name for i in timeline.pending()]
+    assert [i for i in timeline.completed(("rollback",)) if i.time > instant], "a rollback instant records it"
+    expected = _values(rows)
+    expected.update(_values(updates))
+    hudi = read_hudi_snapshot(spark, base, ALL_INDEXES)
+    assert _values(hudi) == expected, "an update was lost"
+    assert_same_rows(read_hudi_rs(base, options=RS_MDT), hudi, labels=("hudi-rs", "Hudi"))
+
+
 # ------------------------------------------------------------------ inline clustering (issue 13, section 4)
 
 
