@@ -9,7 +9,6 @@ and remove marker folders of completed instants (a kill right after the commit l
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -17,7 +16,9 @@ from typing import TYPE_CHECKING
 from ..errors import PlanError
 from ..write.base_file import TEMP_DIR
 from ..table import HudiTable, Instant, State
-from ..table.ownership import HEARTBEAT_DIR, Heartbeat, HeartbeatState, heartbeat_state, timeline_lock
+from ..table.ownership import (
+    HEARTBEAT_DIR, Heartbeat, HeartbeatState, age_seconds, heartbeat_state, is_fresh, timeline_lock,
+)  # fmt: skip
 from .rollback import clustering_rollback_targets, rollback_clustering
 
 if TYPE_CHECKING:
@@ -53,12 +54,10 @@ class Ownership:
         instant = table.timeline.get(instant_time)
         if state.exists or instant is None or instant.state is not State.INFLIGHT:
             return state
-        modified = table.storage.modified_time(table.timeline.path_of(instant.file_name))
-        if modified is None:
+        age = age_seconds(table.storage, table.timeline.path_of(instant.file_name))
+        if age is None:
             return state
-        age = (dt.datetime.now(dt.timezone.utc) - modified.astimezone(dt.timezone.utc)).total_seconds()
-        live = age * 1000 <= self.interval_ms * max(self.misses, 1)
-        return HeartbeatState(instant_time, False, age, live=live)
+        return HeartbeatState(instant_time, False, age, live=is_fresh(age, self.interval_ms, self.misses))
 
     def is_live(self, table: HudiTable, instant_time: str) -> bool:
         return self.state(table, instant_time).live

@@ -163,18 +163,30 @@ def heartbeat_path(storage: Storage, instant_time: str) -> str:
     return storage.join(HEARTBEAT_DIR, instant_time)
 
 
-def heartbeat_state(storage: Storage, instant_time: str, interval_ms: int, misses: int) -> HeartbeatState:
-    path = heartbeat_path(storage, instant_time)
+def age_seconds(storage: Storage, path: str) -> float | None:
+    """Seconds since ``path`` was last written, or None if it does not exist (heartbeats are judged by age)."""
     modified = storage.modified_time(path)
     if modified is None:
+        return None
+    return (dt.datetime.now(dt.timezone.utc) - modified.astimezone(dt.timezone.utc)).total_seconds()
+
+
+def is_fresh(age: float, interval_ms: int, misses: int) -> bool:
+    """Hudi's rule: a heartbeat older than ``misses`` intervals has expired."""
+    return age * 1000 <= interval_ms * max(misses, 1)
+
+
+def heartbeat_state(storage: Storage, instant_time: str, interval_ms: int, misses: int) -> HeartbeatState:
+    path = heartbeat_path(storage, instant_time)
+    age = age_seconds(storage, path)
+    if age is None:
         return HeartbeatState(instant_time, False)
-    age = (dt.datetime.now(dt.timezone.utc) - modified.astimezone(dt.timezone.utc)).total_seconds()
     owner = host = None
     pid = None
     with contextlib.suppress(OSError, ValueError, TypeError):
         body = json.loads(storage.read_bytes(path) or b"{}")
         owner, host, pid = body.get("owner"), body.get("host"), int(body["pid"]) if body.get("pid") else None
-    live = age * 1000 <= interval_ms * max(misses, 1)
+    live = is_fresh(age, interval_ms, misses)
     if live and pid and host == machine() and not pid_alive(pid):
         live = False  # its process is gone: no need to wait for the timeout
     return HeartbeatState(instant_time, True, age, owner, host, pid, live)
