@@ -48,6 +48,12 @@ class WriteConflict(HudiClusterError):
     exit_code = 1
 
 
+class TimelineChanged(TableError):
+    """A timeline file listed a moment ago is gone (archived, or rolled back by another writer): read again."""
+
+    exit_code = 1
+
+
 class Interrupted(HudiClusterError):
     """Ctrl-C or SIGTERM stopped a run; its instant was rolled back."""
 

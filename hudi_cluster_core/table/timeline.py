@@ -15,7 +15,7 @@ from enum import IntEnum
 from functools import cached_property
 
 from ..avro import decode_avro, decode_commit_metadata
-from ..errors import TableError
+from ..errors import TableError, TimelineChanged
 from ..io.storage import Storage
 from .properties import TableConfig
 
@@ -101,7 +101,8 @@ class Timeline:
         except FileNotFoundError:
             if missing_ok:
                 return b""
-            raise TableError(f"timeline file {path} cannot be read: it no longer exists") from None
+            raise TimelineChanged(f"timeline file {path} cannot be read: it no longer exists (archived or rolled "
+                                  "back since the timeline was listed)") from None
         except OSError as exc:
             raise TableError(f"timeline file {path} cannot be read: {exc}") from None
 

@@ -39,10 +39,11 @@ REGIONS = ("eu", "us")
 # test checks that none of its rows is visible). The last one: a Hudi writer reading the pending clustering plans
 # while our run, having lost to a writer, rolls its clustering back and deletes the plan (Hudi reads the timeline
 # outside its lock) - seen in a 10-minute soak, the write failed before committing.
-# Ours: UpdateRejected (the update strategy said reject), WriteConflict (a clustering replaced a file group first).
+# Ours: UpdateRejected (the update strategy said reject), WriteConflict (a clustering replaced a file group first),
+# TimelineChanged (the timeline changed under the upsert on every one of its attempts).
 CONFLICT_ERRORS = ("HoodieWriteConflictException", "HoodieClusteringUpdateException", "ConcurrentModificationException",
                    "LockTimeout", "HoodieLockException", "Error getting all file groups in pending clustering",
-                   "UpdateRejected", "WriteConflict")  # fmt: skip
+                   "UpdateRejected", "WriteConflict", "TimelineChanged")  # fmt: skip
 
 
 def hudi_options(strategy: str) -> dict[str, str]:
