@@ -85,19 +85,11 @@ def _our_heartbeat(table: HudiTable, instant_time: str) -> bool:
     return isinstance(body, dict) and bool(body.get("owner"))
 
 
-# instant -> the completed write instants of the table the writer read its file slices from: any other write
-# completing after that ran beside it (OCC's view), even one that completed before the instant time was taken
-_SEEN_AT_BEGIN: dict[str, frozenset[str]] = {}
-
-
 def begin_commit(table: HudiTable, operation: str, wait_ms: int = 60000) -> str:
-    """A new ``commit`` instant, requested then inflight (an empty workload profile); returns its time. ``table``
-    is the one the writer read its file slices from: writes completed since are checked at commit."""
-    seen = frozenset(i.time for i in table.timeline.completed())
+    """A new ``commit`` instant, requested then inflight (an empty workload profile); returns its time."""
     with timeline_lock(table.storage, wait_ms):
         timeline = table.reload().timeline
         instant = timeline.new_instant_time()
-        _SEEN_AT_BEGIN[instant] = seen
         requested, inflight, _ = instant_files(timeline, instant, None)
         empty = {"partitionToWriteStats": {}, "compacted": False, "extraMetadata": {}, "operationType": operation}
         table.storage.write_atomic(timeline.path_of(requested), b"")
@@ -121,8 +113,7 @@ def complete_commit(
     failpoint("write-after-files")
     with timeline_lock(table.storage, wait_ms):
         table = table.reload()
-        _check_not_replaced(table, instant, stats)
-        _check_no_concurrent_write(table, instant, stats)
+        _check_file_groups_unchanged(table, instant, stats)
         commit = CommitFiles(table.storage, instant, stats, {}, table.config.props, new_keys)
         mdt_completion = keep_metadata_table(table, commit, metadata_enable=metadata_enable, disabled=disabled_indexes)
         timeline = table.timeline
@@ -136,47 +127,40 @@ def complete_commit(
     return done
 
 
-def _check_not_replaced(table: HudiTable, instant: str, stats: Mapping[str, Sequence[dict]]) -> None:
-    """A clustering that completed while this write ran may have replaced a file group it rewrote: committing would
-    hide the write behind the replacecommit. Under OCC the clustering committed first and wins; this write fails
-    (and is undone by the caller), as Apache Hudi's conflict resolution fails it."""
-    replaced = table.view().replaced_file_groups()
-    hit = sorted(f"{s['partitionPath'] or '(none)'}/{s['fileId']}" for part in stats.values() for s in part
-                 if FileGroupId(s["partitionPath"], s["fileId"]) in replaced)  # fmt: skip
+def _check_file_groups_unchanged(table: HudiTable, instant: str, stats: Mapping[str, Sequence[dict]]) -> None:
+    """Every file group this write rewrote still has the base file it read (its stat's ``prevCommit``), and no
+    clustering replaced it. Otherwise another write completed while this one ran (even one that completed before
+    this instant's time was taken, after the writer read its slices): committing would hide its rows behind this
+    write's copy, or behind the replacecommit. The first to commit wins, as in Hudi's optimistic concurrency
+    control; this write fails (and is undone by the caller)."""
+    view = table.view()
+    replaced = view.replaced_file_groups()
+    rewritten = [s for part in stats.values() for s in part if s.get("prevCommit") not in (None, "null")]
+    groups = sorted({FileGroupId(s["partitionPath"], s["fileId"]) for s in rewritten})
+    hit = [g for g in groups if g in replaced]
     if hit:
         raise WriteConflict(f"write {instant} not committed: a clustering replaced file group(s) it rewrote while it "
-                            f"ran: {', '.join(hit)}; its files were removed, retry the write")  # fmt: skip
+                            f"ran: {_names(hit)}; its files were removed, retry the write")  # fmt: skip
+    now = {(FileGroupId(s["partitionPath"], s["fileId"]), s["prevCommit"]): _base_instant(view, s) for s in rewritten}
+    moved = sorted((group, base) for (group, read), base in now.items() if base != read)
+    if moved:
+        raise WriteConflict(f"write {instant} not committed: write(s) {', '.join(sorted({b for _, b in moved}))} "
+                            f"completed into file group(s) it rewrote while it ran: {_names([g for g, _ in moved])}; "
+                            "the first to commit wins; its files were removed, retry the write")  # fmt: skip
 
 
-def _check_no_concurrent_write(table: HudiTable, instant: str, stats: Mapping[str, Sequence[dict]]) -> None:
-    """A write that completed while this one ran and wrote into a file group this one rewrote: committing would
-    put this write's copy of that file group's older rows on top of it, and its rows would be lost. The first
-    to commit wins, as in Hudi's optimistic concurrency control; this write fails (and is undone by the caller)."""
-    seen = _SEEN_AT_BEGIN.pop(instant, None)
-    if seen is None:
-        return  # not begun by this process (nothing to compare with)
-    ours = {FileGroupId(s["partitionPath"], s["fileId"]) for part in stats.values() for s in part}
-    timeline = table.timeline
-    for other in timeline.completed():
-        if other.time in seen or other.time == instant:
-            continue
-        data = timeline.read(other, missing_ok=True)
-        if not data:  # archived since the listing, or an empty commit: nothing it wrote to compare
-            continue
-        metadata = timeline.commit_metadata(other, data)
-        theirs = {FileGroupId(p or "", s.get("fileId", "")) for p, ss in (metadata.get("partitionToWriteStats") or {}).items()
-                  for s in ss or []}  # fmt: skip
-        hit = sorted(f"{g.partition or '(none)'}/{g.file_id}" for g in ours & theirs)
-        if hit:
-            raise WriteConflict(f"write {instant} not committed: write {other.time} ({other.action}) completed while it "
-                                f"ran and wrote file group(s) it rewrote: {', '.join(hit)}; the first to commit wins; "
-                                "its files were removed, retry the write")  # fmt: skip
+def _base_instant(view, stat: dict) -> str:
+    slices = view.file_slices(stat["partitionPath"], stat["fileId"])
+    return slices[-1].base_file.instant if slices and slices[-1].base_file else "another write"
+
+
+def _names(groups: Sequence[FileGroupId]) -> str:
+    return ", ".join(f"{g.partition or '(none)'}/{g.file_id}" for g in groups)
 
 
 def abort_commit(table: HudiTable, instant: str) -> None:
     """Undo a pending ``instant`` this process began: its data files (found by their markers), its MDT
     deltacommit, its markers, then its instant files. Nothing it wrote was ever visible (it is not complete)."""
-    _SEEN_AT_BEGIN.pop(instant, None)
     storage = table.storage
     current = table.reload().timeline.get(instant)
     if current is not None and current.is_completed:
