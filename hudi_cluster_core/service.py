@@ -7,8 +7,10 @@ does), prints one line, and waits ``--min-sync-interval-seconds`` before looking
 made once and reused.
 
 A write conflict (a writer reached a planned file group first: the writer wins, the clustering is rolled back) or a
-failed run is one line and the service goes on; bad input (config, plugins) stops it with exit 2. SIGTERM lets
-the current clustering roll back (or, between clusterings, nothing is pending) and exits 0.
+failed run is one line and the service goes on. A timeline file gone between listing and reading (Hudi's writers
+archive and roll back instants beside us) is looked at again in the next cycle. Bad input (config, plugins) stops
+it with exit 2. SIGTERM lets the current clustering roll back (or, between clusterings, nothing is pending) and
+exits 0.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ConfigError, HudiClusterError, Interrupted, PluginError
+from .errors import ConfigError, HudiClusterError, Interrupted, PluginError, TimelineChanged
 from .table import HudiTable, load_table
 
 log = logging.getLogger(__name__)
@@ -58,7 +60,11 @@ def run_continuous(
     while not stop.is_set() and (max_cycles is None or stats.cycles < max_cycles):
         stats.cycles += 1
         started = time.monotonic()
-        waiting = writes_since_last_clustering(open_table())
+        try:
+            waiting = writes_since_last_clustering(open_table())
+        except TimelineChanged as changed:  # Hudi archived or rolled back an instant between listing and reading it
+            log.info("cycle %d: %s; looking again next cycle", stats.cycles, changed)
+            waiting = 0
         if waiting >= max_commits:
             _cycle(run_once, stats, waiting, say)
         else:

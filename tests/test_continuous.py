@@ -117,3 +117,33 @@ def test_sigterm_right_after_the_plan_is_written_leaves_nothing_behind(template,
     assert table_problems(base) == []
     after = read_hudi_rs(base)
     assert_same_rows(after, before, labels=("after", "before"))
+
+
+def test_an_instant_archived_between_listing_and_reading_is_looked_at_again(spark, template, tmp_path):
+    """Hudi's archival (or a rollback) beside the service removes a timeline file the service has listed but not
+    read yet: the cycle reads the table again next time instead of stopping the service (met in the soak)."""
+    from hudi_cluster_core.api import cluster
+    from hudi_cluster_core.service import run_continuous
+    from hudi_cluster_core.table import load_table
+
+    base = str(tmp_path / "t")
+    shutil.copytree(template, base)
+    done = cluster(base, "scheduleAndExecute", spark=spark)
+    completed = Path(base, ".hoodie", "timeline", Path(done.completed_file).name)
+    away = tmp_path / completed.name
+    opened: list[int] = []
+
+    def open_table():
+        table = load_table(base)  # the listing holds the completed clustering...
+        if not opened:
+            completed.rename(away)  # ...which goes before it is read, as Hudi's archival moves it out
+        elif away.exists():
+            away.rename(completed)
+        opened.append(1)
+        return table
+
+    lines: list[str] = []
+    stats = run_continuous(base, run_once=lambda: pytest.fail("no new writes: nothing to cluster"), max_commits=1,
+                           min_sync_interval_s=0, max_cycles=3, open_table=open_table, say=lines.append)  # fmt: skip
+    assert (stats.cycles, stats.failures, len(opened)) == (3, 0, 3), lines
+    assert completed.exists() and table_problems(base) == []

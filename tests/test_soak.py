@@ -3,7 +3,9 @@ Hudi 1.1.1 upsert writer (its own Spark process: OCC, FileSystemBasedLockProvide
 it writes into file groups under pending clustering) and our own writers (tests/support/soak.py ``OUR_WRITERS``)
 write one table while ``hudi-cluster run --continuous`` clusters it. Then, the service stopped with SIGTERM:
 
-* every batch either committed (and its values are visible) or failed with a conflict error, none otherwise;
+* every batch either committed (and its values are visible) or failed with a conflict error, none otherwise; a
+  Hudi write that raised after its commit had completed (its post-commit clean reading a clustering plan that a
+  rollback removed) is committed: the test finds it by a tag Hudi copies into the commit's extra metadata;
 * every key holds the value of its last committed batch, by hudi-rs and by Apache Hudi; no row lost or duplicated;
 * no instant is left pending, no stray file (after one more Hudi write, whose clean rolls back Hudi's failed
   writes: Hudi's LAZY policy under OCC);
@@ -28,7 +30,7 @@ import pytest
 from tests.support.apache_hudi import read_hudi_snapshot, timeline_files
 from tests.support.readers import read_hudi_rs
 from tests.support.runs import cli_env, table_problems, wait_for
-from tests.support.soak import (FS_LOCK, OUR_WRITERS, Clock, Outcome, OurWriterThread, expected_values, hudi_write,
+from tests.support.soak import (AFTER_COMMIT, FS_LOCK, OUR_WRITERS, Clock, Outcome, OurWriterThread, expected_values, hudi_write,
                                 new_keys, read_outcomes)  # fmt: skip
 
 SECONDS = float(os.environ.get("HUDI_SOAK_SECONDS", "60"))
@@ -172,6 +174,7 @@ def test_writers_and_the_clustering_service_lose_nothing(spark, tmp_path, strate
         "writer_commits": dict(Counter(o.writer for o in outcomes if o.status == "committed")),
         "writer_conflicts": dict(Counter(o.writer for o in failed)),
         "conflict_errors": dict(Counter(o.error_name() for o in failed)),
+        "errors_after_commit": dict(Counter(o.error_name() for o in outcomes if o.message.startswith(AFTER_COMMIT))),
         "clusterings_completed": len(clusterings),
         "clustering_conflicts_rolled_back": sum(": conflict after" in line for line in service_lines),
         "clustering_failures": sum(": failed after" in line for line in service_lines),

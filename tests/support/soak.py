@@ -46,6 +46,12 @@ CONFLICT_ERRORS = ("HoodieWriteConflictException", "HoodieClusteringUpdateExcept
                    "UpdateRejected", "WriteConflict", "TimelineChanged")  # fmt: skip
 
 
+# Hudi copies datasource options starting with "_" (hoodie.datasource.write.commitmeta.key.prefix) into the commit's
+# extra metadata: the test finds by it whether a write that raised had committed all the same
+BATCH_TAG = "_soak_batch"
+AFTER_COMMIT = "failed after its commit"
+
+
 def hudi_options(strategy: str) -> dict[str, str]:
     """An Apache Hudi writer beside async clustering, as Hudi's docs configure it (OCC + a lock provider)."""
     return {
@@ -192,17 +198,42 @@ class OurWriterThread(threading.Thread):
 
 
 def hudi_write(spark, base: str, writer: str, batch: int, keys: list[str], clock: Clock, strategy: str) -> Outcome:
-    from tests.support.apache_hudi import write_hudi_table
+    from tests.support.apache_hudi import completed_instants, write_hudi_table
 
     ts = clock.next()
     rows = batch_rows(writer, batch, keys, ts)
     values = dict.fromkeys(keys, f"{writer}-{batch}")
+    tag = f"{writer}-{batch}"
+    before = {i.time for i in completed_instants(base)} if Path(base, ".hoodie").is_dir() else set()
     try:
         instant = write_hudi_table(spark, base, rows, operation="upsert", partition_field="region",
-                                   extra_options=hudi_options(strategy))  # fmt: skip
+                                   extra_options={**hudi_options(strategy), BATCH_TAG: tag})  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - recorded and judged by the test
-        return Outcome.of_failure(writer, batch, exc, values, ts)
+        failure = Outcome.of_failure(writer, batch, exc, values, ts)
+        committed = _instant_tagged(base, before, tag)
+        if committed is None:
+            return failure
+        # Hudi raised after its commit had completed (its post-commit clean or archival met the timeline changing
+        # under it): the write is committed, so its values must be visible; the error is kept for the figures
+        return Outcome(writer, batch, "committed", committed, f"{AFTER_COMMIT}: {failure.message}", values, ts)
     return Outcome(writer, batch, "committed", instant, "", values, ts)
+
+
+def _instant_tagged(base: str, before: set[str], tag: str) -> str | None:
+    """The completed commit a Hudi write tagged with ``tag`` (its datasource option ``BATCH_TAG``, which Hudi copies
+    into the commit's extra metadata), among those completed since ``before``."""
+    from tests.support.apache_hudi import completed_instants, instant_metadata
+
+    for instant in completed_instants(base, actions=("commit",)):
+        if instant.time in before:
+            continue
+        try:
+            extra = instant_metadata(base, instant).get("extraMetadata") or {}
+        except FileNotFoundError:  # archived or rolled back meanwhile: not ours to judge here
+            continue
+        if extra.get(BATCH_TAG) == tag:
+            return instant.time
+    return None
 
 
 def hudi_writer_loop(base: str, seconds: float, out: Path, strategy: str, inserts: int, updates: int) -> None:
