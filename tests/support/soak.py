@@ -88,7 +88,8 @@ class Outcome:
         return Outcome(writer, batch, "conflict" if conflict else "error", None, line.strip(" :")[:500], values, ts)
 
     def error_name(self) -> str:
-        found = re.search(r"(\w+(?:Exception|Timeout))\b", self.message) or re.search(r"(\w+Error)\b", self.message)
+        found = (re.search(r"(\w+(?:Exception|Timeout))\b", self.message) or re.search(r"\b(WriteConflict|UpdateRejected|"
+                 r"TimelineChanged)\b", self.message) or re.search(r"(\w+Error)\b", self.message))  # fmt: skip
         return found.group(1) if found else self.message[:80]
 
 
