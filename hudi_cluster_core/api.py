@@ -17,6 +17,7 @@ from .run.recovery import Ownership, claim, free_pending, recover
 from .table import HudiTable, State, load_table
 from .table.lock_provider import lock_file_for, use_lock_file
 from .table.ownership import timeline_lock
+from .table.timeline import retry_when_timeline_changes
 
 log = logging.getLogger(__name__)
 Mode = Literal["schedule", "execute", "scheduleAndExecute", "purge_pending_instant"]
@@ -112,7 +113,36 @@ def cluster(
 
     ``spark_memory``, ``parallelism`` and ``spark_conf`` (``KEY=VALUE``) become Spark settings of the session this
     builds (``run.spark_settings``); one that cannot apply to a session already running is refused up front.
+
+    A timeline file that vanishes between listing and reading (Hudi's archival, or a rollback by a writer beside
+    us) makes a ``schedule`` or ``scheduleAndExecute`` start again from a fresh read of the table (up to
+    ``TIMELINE_ATTEMPTS`` times); the failed attempt rolled its own instant back first.
     """
+    arguments = dict(locals())
+    if _canonical_mode(mode) in ("schedule", "scheduleAndExecute"):
+        return retry_when_timeline_changes(lambda: _cluster(**arguments), "clustering")
+    return _cluster(**arguments)
+
+
+def _cluster(
+    base_path: str | Path,
+    mode: Mode,
+    options: Mapping[str, Any] | None,
+    spark,
+    *,
+    instant_time: str | None,
+    props_file: str | Path | None,
+    hoodie_conf: tuple[str, ...] | list[str],
+    parallelism: int | None,
+    spark_master: str | None,
+    spark_memory: str | None,
+    spark_conf: tuple[str, ...] | list[str],
+    retry_last_failed_clustering_job: bool,
+    job_max_processing_time_ms: int,
+    dry_run: bool,
+    keep_failed_plan: bool,
+    registry: StrategyRegistry | None,
+) -> ClusterResult:
     from .config import load_config
     from .run.spark_settings import session_conf
 

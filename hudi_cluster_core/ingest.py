@@ -29,17 +29,15 @@ import pyarrow.parquet as pq
 
 from . import keys
 from .api import Mode, cluster
-from .errors import ConfigError, PlanError, TableError, TimelineChanged, UpdateRejected
+from .errors import ConfigError, PlanError, TableError, UpdateRejected
 from .mdt.partitions import disabled_by_config
 from .plan.model import UpdateContext
 from .plugins import StrategyRegistry, call_hook, default_registry
 from .table import FileGroupId, HudiTable, load_table
 from .table.lock_provider import lock_file_for, use_lock_file
+from .table.timeline import retry_when_timeline_changes
 
 log = logging.getLogger(__name__)
-# how often an upsert reads the table again when a timeline file it listed vanished under it (Hudi's archival or
-# a rollback by another writer, both legitimate while writers run beside each other)
-TIMELINE_ATTEMPTS = 3
 
 
 def _strategy_policy(base_path, registry: StrategyRegistry, config) -> Callable[[frozenset[FileGroupId], Mapping[FileGroupId, str]], None]:
@@ -141,15 +139,9 @@ def upsert(
         return _session(spark_master, {})
 
     run_units = _spark_runner(spark or session)
-    for attempt in range(1, TIMELINE_ATTEMPTS + 1):
-        try:
-            summary = write_upsert(base_path, rows, options=raw, run_units=run_units, on_pending_clustering=consult,
-                                   storage_options=raw)  # fmt: skip
-            break
-        except TimelineChanged as changed:  # archival or a rollback beside us; a failed attempt left nothing behind
-            if attempt == TIMELINE_ATTEMPTS:
-                raise
-            log.info("upsert: %s; reading the table again (attempt %d of %d)", changed, attempt + 1, TIMELINE_ATTEMPTS)
+    summary = retry_when_timeline_changes(  # Hudi's archival or a rollback beside us; a failed attempt undid itself
+        lambda: write_upsert(base_path, rows, options=raw, run_units=run_units, on_pending_clustering=consult,
+                             storage_options=raw), "upsert")  # fmt: skip
     summary["clustering"] = _inline_clustering(base_path, config, raw, spark or session)
     return summary
 

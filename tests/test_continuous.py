@@ -147,3 +147,34 @@ def test_an_instant_archived_between_listing_and_reading_is_looked_at_again(spar
                            min_sync_interval_s=0, max_cycles=3, open_table=open_table, say=lines.append)  # fmt: skip
     assert (stats.cycles, stats.failures, len(opened)) == (3, 0, 3), lines
     assert completed.exists() and table_problems(base) == []
+
+
+def test_a_clustering_whose_timeline_file_vanishes_reads_the_table_again(spark, template, tmp_path, monkeypatch, caplog):
+    """The same race inside one run: the completed clustering it reads goes (as Hudi's archival moves it) between
+    the listing and the read; the attempt fails with nothing left behind and the run starts again from a fresh read."""
+    from hudi_cluster_core.api import cluster
+    from hudi_cluster_core.table.timeline import Timeline
+
+    base = str(tmp_path / "t")
+    shutil.copytree(template, base)
+    first = cluster(base, "scheduleAndExecute", spark=spark)
+    for batch in (200, 201):
+        write_hudi_table(spark, base, small_file_rows(batch * 12, 12), operation="insert")
+    completed = Path(base, ".hoodie", "timeline", Path(first.completed_file).name)
+    away = tmp_path / completed.name
+    real_read, moved = Timeline.read, []
+
+    def read(self, instant, *, missing_ok=False):
+        if instant.file_name == completed.name and not moved:
+            moved.append(completed.rename(away))  # gone after the listing, before this read (once)
+        elif away.exists():
+            away.rename(completed)  # back for the next attempt (an archived instant would be in the archive)
+        return real_read(self, instant, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Timeline, "read", read)
+    with caplog.at_level("INFO", logger="hudi_cluster_core.table.timeline"):
+        second = cluster(base, "scheduleAndExecute", spark=spark)
+    assert any("reading the table again (attempt 2 of 3)" in r.getMessage() for r in caplog.records), caplog.text
+    assert second.completed_file and completed.exists()
+    assert table_problems(base) == []
+    assert read_hudi_rs(base).num_rows == 5 * 12

@@ -8,11 +8,14 @@ them in ``.hoodie/timeline/`` and names a completed instant ``T_C.action`` (C = 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import re
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import cached_property
+from typing import TypeVar
 
 from ..avro import decode_avro, decode_commit_metadata
 from ..errors import TableError, TimelineChanged
@@ -24,6 +27,11 @@ ACTIONS = (
     "compaction", "logcompaction", "restore", "indexing", "schemacommit",
 )  # fmt: skip
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
+log = logging.getLogger(__name__)
+# how often a write or a clustering reads the table again when a timeline file it listed vanished under it (Hudi's
+# archival or a rollback by another writer, both legitimate while writers run beside each other)
+TIMELINE_ATTEMPTS = 3
+_T = TypeVar("_T")
 _INSTANT_RE = re.compile(r"^(\d{14,17})(?:_(\d{14,17}))?\.([a-z]+)(?:\.(requested|inflight))?$")
 
 
@@ -203,3 +211,14 @@ def load_timeline(storage: Storage, config: TableConfig) -> Timeline:
     return Timeline(storage, config, files)
 
 
+def retry_when_timeline_changes(attempt: Callable[[], _T], what: str, attempts: int = TIMELINE_ATTEMPTS) -> _T:
+    """``attempt()`` again, from a fresh read of the table, while it raises :class:`TimelineChanged`; a failed
+    attempt must leave nothing behind (ours roll their own instant back before they raise)."""
+    for number in range(1, attempts + 1):
+        try:
+            return attempt()
+        except TimelineChanged as changed:
+            if number == attempts:
+                raise
+            log.info("%s: %s; reading the table again (attempt %d of %d)", what, changed, number + 1, attempts)
+    raise AssertionError("unreachable: the last attempt returns or raises")
