@@ -9,6 +9,13 @@ this check for clustering commits, which is how Hudi's own clustering loses such
 The check compares files, not clocks: the plan names every input slice's files exactly, so any committed file of an
 input group outside the planned slice, any file, marker or inflight workload profile of a write still in flight on
 it, and any later replacecommit naming it, is a conflict. It runs under the timeline lock, just before the commit.
+
+One write is not a conflict: a completed write that also **duplicated** every record it wrote into the input groups
+into log files named with the clustering's instant, in groups the plan does not read (the new buckets of a
+consistent-bucket resize: Hudi's ``SparkConsistentBucketDuplicateUpdateStrategy``, or ours). Those log files count
+only once the clustering completes, and then they are merged on top of its new base files, so nothing is lost by
+committing. The counts in the write's own stats decide: records (writes and deletes) into duplicates at least those
+into the input groups.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ class Conflict:
     group: FileGroupId
     instant: str
     what: str
+    committed: str = ""  # the file a completed write added to the group after the plan
 
     def describe(self) -> str:
         where = f"{self.group.partition}/{self.group.file_id}" if self.group.partition else self.group.file_id
@@ -63,14 +71,43 @@ def find_conflicts(table: HudiTable, plan: StoredPlan) -> list[Conflict]:
             now = {log.name for log in latest.log_files} | ({latest.base_file.name} if latest.base_file else set())
         for name in sorted(now - names):
             instant = _instant_of(latest, name)
-            conflicts.append(Conflict(group_id, instant, f"{name} was committed by {instant} after the plan was made"))
+            conflicts.append(Conflict(group_id, instant, f"{name} was committed by {instant} after the plan was made",
+                                      committed=name))  # fmt: skip
         for name in sorted(names - now):
             conflicts.append(Conflict(group_id, "", f"planned file {name} is no longer part of the table"))
     replaced_by_others = _replaced_since(table, plan)
     for group_id in sorted(set(planned) & set(replaced_by_others)):
         instant = replaced_by_others[group_id]
         conflicts.append(Conflict(group_id, instant, f"replaced by replacecommit {instant}"))
-    return conflicts
+    duplicated = _duplicating_writes(table, plan, planned, {c.instant for c in conflicts if c.committed})
+    return [c for c in conflicts if not (c.committed and c.instant in duplicated)]
+
+
+def _records(stat: dict) -> int:
+    return int(stat.get("numWrites") or 0) + int(stat.get("numDeletes") or 0)
+
+
+def _duplicating_writes(table: HudiTable, plan: StoredPlan, planned, instants: set[str]) -> set[str]:
+    """The completed writes among ``instants`` that duplicated all they wrote into the plan's input groups into log
+    files named with the clustering's instant (``<fileId>_<C>.log...``) of groups outside the plan."""
+    duplicated = set()
+    marker = f"_{plan.instant_time}.log."
+    for time in sorted(instants):
+        instant = table.timeline.get(time)
+        if instant is None or not instant.is_completed:
+            continue
+        into_inputs = into_duplicates = 0
+        for partition, stats in (table.timeline.commit_metadata(instant).get("partitionToWriteStats") or {}).items():
+            for stat in stats or []:
+                group = FileGroupId(stat.get("partitionPath") or partition or "", stat.get("fileId") or "")
+                name = posixpath.basename(stat.get("path") or "")
+                if group in planned:
+                    into_inputs += _records(stat)
+                elif marker in name:
+                    into_duplicates += _records(stat)
+        if into_inputs and into_duplicates >= into_inputs:
+            duplicated.add(time)
+    return duplicated
 
 
 def _instant_of(file_slice, name: str) -> str:
