@@ -22,6 +22,8 @@ plan_execution_strategy no           the configured ``hoodie.clustering.executio
 execute_group           **yes**      --
 execution_splits_group  no           False: every group runs whole, in one Spark task
 execution_before_commit no           nothing
+bucket_file_ids         no           None: the strategy owns no bucket index (only a writer of a consistent-bucket
+                                     table calls it, on the ``consistent-bucket`` strategy)
 update_decide           **yes**      --
 ======================  ===========  ============================================================================
 
@@ -142,6 +144,17 @@ def execution_before_commit(table: HudiTable, plan: StoredPlan, write_stats: lis
     For table-level artefacts the new layout needs (e.g. consistent-hashing metadata naming the new buckets).
     ``write_stats`` holds every new file's stat. Must be idempotent: after a crash the same instant may run it
     again. Default: nothing. The return value is ignored.
+    """
+
+
+@hookspec(firstresult=True)
+def bucket_file_ids(table: HudiTable, partition: str, record_keys: Sequence[str], settings: Mapping[str, str],
+                    after_clustering: str | None) -> Sequence[str] | None:  # fmt: skip
+    """Optional, for execution strategies that own a bucket index (consistent hashing): the file id of the bucket
+    each of ``record_keys`` goes to in ``partition``, for a writer of the table (``settings``: its Hudi keys).
+
+    With ``after_clustering`` (a pending clustering instant), the buckets as that clustering will leave them: where
+    the duplicate update strategy writes the records' copies. Default: None (the table has no bucket index).
     """
 
 

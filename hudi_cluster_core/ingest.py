@@ -7,8 +7,11 @@ upper layers know:
   resolved by the plugin registry; Hudi's default, reject): consulted when the batch updates file groups under
   pending clustering. ``reject`` raises :class:`~hudi_cluster_core.errors.UpdateRejected` before anything is
   written, naming the file groups; ``allow`` writes, and the clustering finds the conflict at its commit (the
-  writer wins, ``run.conflicts``); ``duplicate`` is for consistent-bucket writers, which this writer is not: it
-  is refused with one line, before anything is written;
+  writer wins, ``run.conflicts``); ``duplicate`` is for consistent-bucket writers: with
+  ``hoodie.index.type=BUCKET`` and ``hoodie.index.bucket.engine=CONSISTENT_HASHING`` the upsert is the MOR log
+  writer (``write.bucket_upsert``), routed by the consistent-bucket plugin, which writes such records to their
+  bucket and to their bucket after the clustering; the BLOOM-index writer refuses it with one line, before
+  anything is written;
 * **Spark**: the confirm step of the bloom index and each file group's rewrite run as Spark tasks (one per unit,
   Arrow in the Python workers); the session starts only when there is work, so bad input fails fast;
 * **inline clustering** after the commit, as Hudi's writer does it: ``hoodie.clustering.inline=true`` schedules
@@ -40,10 +43,13 @@ from .table.timeline import retry_when_timeline_changes
 log = logging.getLogger(__name__)
 
 
-def _strategy_policy(base_path, registry: StrategyRegistry, config) -> Callable[[frozenset[FileGroupId], Mapping[FileGroupId, str]], None]:
+def _strategy_policy(base_path, registry: StrategyRegistry, config, *, bucket_index: bool = False
+                     ) -> Callable[[frozenset[FileGroupId], Mapping[FileGroupId, str]], str]:  # fmt: skip
+    """The writer's ``on_pending_clustering``: returns ``allow`` or ``duplicate`` (bucket-index writers only), or
+    raises (reject)."""
     strategy = registry.resolve("update", config.updates_strategy, config_key=keys.UPDATES_STRATEGY)
 
-    def consult(incoming: frozenset[FileGroupId], pending: Mapping[FileGroupId, str]) -> None:
+    def consult(incoming: frozenset[FileGroupId], pending: Mapping[FileGroupId, str]) -> str:
         decision = call_hook(strategy, "update_decide", context=UpdateContext(incoming, dict(pending), config))
         if decision.action == "allow":
             if decision.file_groups and config.rollback_pending_on_conflict:
@@ -51,16 +57,45 @@ def _strategy_policy(base_path, registry: StrategyRegistry, config) -> Callable[
             elif decision.file_groups:
                 log.warning("updating %d file group(s) under pending clustering (%s allows it): the clustering will "
                             "yield to this write at its commit", len(decision.file_groups), config.updates_strategy)  # fmt: skip
-            return
+            return "allow"
         named = ", ".join(f"{g.partition or '(none)'}/{g.file_id}" for g in sorted(decision.file_groups))
         if decision.action == "reject":
             raise UpdateRejected(decision.message or f"{keys.UPDATES_STRATEGY}={config.updates_strategy} rejects "
                                  f"updates to file groups under pending clustering: {named}")  # fmt: skip
+        if decision.action == "duplicate" and bucket_index:
+            log.info("duplicating the records of %d file group(s) under pending clustering into their new buckets",
+                     len(decision.file_groups))  # fmt: skip
+            return "duplicate"
         raise ConfigError(f"{keys.UPDATES_STRATEGY}={config.updates_strategy}: '{decision.action}' applies to "
                           f"consistent-bucket writers; this upsert uses the BLOOM index (file groups: {named}); "
                           "accepted here: reject, allow")  # fmt: skip
 
     return consult
+
+
+def _consistent_bucket_index(raw: Mapping[str, str]) -> bool:
+    """The writer's keys name Hudi's consistent-hashing bucket index (MOR tables), as Hudi's writer needs them."""
+    return (raw.get("hoodie.index.type", "").strip().upper() == "BUCKET"
+            and raw.get("hoodie.index.bucket.engine", "").strip().upper() == "CONSISTENT_HASHING")  # fmt: skip
+
+
+def _bucket_upsert(base_path, rows: pa.Table, raw: dict[str, str], registry: StrategyRegistry, config) -> dict:
+    """The MOR log writer, records routed by the consistent-bucket execution strategy's ``bucket_file_ids``."""
+    from .write.bucket_upsert import upsert as write_bucket_upsert
+
+    strategy = registry.resolve("execution", "consistent-bucket", config_key="hoodie.index.bucket.engine")
+
+    def locate(table, partition, record_keys, after_clustering):
+        found = call_hook(strategy, "bucket_file_ids", table=table, partition=partition, record_keys=record_keys,
+                          settings=raw, after_clustering=after_clustering)  # fmt: skip
+        if found is None or len(found) != len(record_keys):
+            raise ConfigError(f"execution strategy {strategy.name} does not route records to buckets")
+        return list(found)
+
+    consult = _strategy_policy(base_path, registry, config, bucket_index=True)
+    return retry_when_timeline_changes(
+        lambda: write_bucket_upsert(base_path, rows, options=raw, locate=locate, on_pending_clustering=consult,
+                                    storage_options=raw), "upsert")  # fmt: skip
 
 
 def _roll_back_clusterings(base_path, config, instants: list[str]) -> None:
@@ -130,7 +165,6 @@ def upsert(
     registry = registry or default_registry()
     config = load_config(props_file, list(hoodie_conf), dict(options or {}))
     raw = {k: str(v) for k, v in config.raw.items()}
-    consult = _strategy_policy(base_path, registry, config)
     _take_hudi_lock_too(base_path, raw)
 
     def session():
@@ -138,6 +172,11 @@ def upsert(
 
         return _session(spark_master, {})
 
+    if _consistent_bucket_index(raw):
+        summary = _bucket_upsert(base_path, rows, raw, registry, config)
+        summary["clustering"] = _inline_clustering(base_path, config, raw, spark or session)
+        return summary
+    consult = _strategy_policy(base_path, registry, config)
     run_units = _spark_runner(spark or session)
     summary = retry_when_timeline_changes(  # Hudi's archival or a rollback beside us; a failed attempt undid itself
         lambda: write_upsert(base_path, rows, options=raw, run_units=run_units, on_pending_clustering=consult,

@@ -26,7 +26,7 @@ KINDS = ("plan", "execution", "update")
 # core default (hookspecs.py's table).
 KIND_HOOKS = {
     "plan": ("plan_select_slices", "plan_group_slices", "plan_finalize_groups", "plan_execution_strategy"),
-    "execution": ("execute_group", "execution_splits_group", "execution_before_commit"),
+    "execution": ("execute_group", "execution_splits_group", "execution_before_commit", "bucket_file_ids"),
     "update": ("update_decide",),
 }
 REQUIRED_HOOKS = {"plan": ("plan_group_slices",), "execution": ("execute_group",), "update": ("update_decide",)}

@@ -98,12 +98,13 @@ def partition_values(rows: pa.Table, field: str | None, hive_style: bool) -> pa.
     return pc.binary_join_element_wise(f"{field}=", values, "") if hive_style else values
 
 
-def key_and_partition(table: HudiTable, rows: pa.Table, writer: str, extra: Mapping[str, str | None] | None = None) -> tuple[str, str | None]:
-    """The record key and partition field of a COW table with one record key field, checked present in ``rows``
-    (with the ``extra`` columns, role -> name); ConfigError naming what is wrong."""
+def key_and_partition(table: HudiTable, rows: pa.Table, writer: str, extra: Mapping[str, str | None] | None = None,
+                      table_type: str = "COPY_ON_WRITE") -> tuple[str, str | None]:  # fmt: skip
+    """The record key and partition field of a ``table_type`` table with one record key field, checked present in
+    ``rows`` (with the ``extra`` columns, role -> name); ConfigError naming what is wrong."""
     config = table.config
-    if config.table_type != "COPY_ON_WRITE":
-        raise ConfigError(f"{table.base_path}: {writer} writes COPY_ON_WRITE tables; this one is {config.table_type}")
+    if config.table_type != table_type:
+        raise ConfigError(f"{table.base_path}: {writer} writes {table_type} tables; this one is {config.table_type}")
     key = config.record_key_fields
     if len(key) != 1:
         raise ConfigError(f"{table.base_path}: {writer} supports one record key field; the table has {list(key)}")

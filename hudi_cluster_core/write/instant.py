@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -37,24 +37,30 @@ from .base_file import TEMP_DIR, marked_files
 log = logging.getLogger(__name__)
 
 
-def instant_files(timeline: Timeline, instant: str, completion: str | None) -> tuple[str, str, str]:
-    """(requested, inflight, completed) file names of a COW ``commit`` instant on this timeline's layout."""
-    done = f"{instant}_{completion}.commit" if timeline.layout_version >= 2 else f"{instant}.commit"
-    return f"{instant}.commit.requested", f"{instant}.inflight", done
+WRITE_ACTIONS = ("commit", "deltacommit")  # a COW writer's, a MOR writer's
+
+
+def instant_files(timeline: Timeline, instant: str, completion: str | None, action: str = "commit") -> tuple[str, str, str]:
+    """(requested, inflight, completed) file names of a writer's ``commit`` or ``deltacommit`` instant on this
+    timeline's layout (a commit's inflight file is ``T.inflight``, Hudi's legacy name)."""
+    done = f"{instant}_{completion}.{action}" if timeline.layout_version >= 2 else f"{instant}.{action}"
+    inflight = f"{instant}.inflight" if action == "commit" else f"{instant}.{action}.inflight"
+    return f"{instant}.{action}.requested", inflight, done
 
 
 @contextmanager
-def writing(table: HudiTable, operation: str, wait_ms: int = 60000, heartbeat_ms: tuple[int, int] = (60000, 2)) -> Iterator[str]:
+def writing(table: HudiTable, operation: str, wait_ms: int = 60000, heartbeat_ms: tuple[int, int] = (60000, 2), *,
+            action: str = "commit") -> Iterator[str]:  # fmt: skip
     """A new write instant with its heartbeat, for the body to fill and complete; undone if the body raises.
     ``heartbeat_ms``: (interval in ms, tolerable misses). Failed writes of ours found on the way are undone first."""
     interval_ms, misses = heartbeat_ms
     undo_failed_writes(table, interval_ms, misses)
-    instant = begin_commit(table, operation, wait_ms)
+    instant = begin_commit(table, operation, wait_ms, action=action)
     heartbeat = Heartbeat(table.storage, instant, interval_ms, misses).start()
     try:
         yield instant
     except BaseException:
-        abort_commit(table, instant)
+        abort_commit(table, instant, action=action)
         raise
     finally:
         heartbeat.stop()
@@ -64,13 +70,13 @@ def undo_failed_writes(table: HudiTable, interval_ms: int, misses: int) -> list[
     """Undo every pending ``commit`` whose heartbeat is one of our writers' and expired; returns their times."""
     undone = []
     for instant in table.reload().timeline.pending():
-        if instant.action != "commit" or not _our_heartbeat(table, instant.time):
+        if instant.action not in WRITE_ACTIONS or not _our_heartbeat(table, instant.time):
             continue
         state = heartbeat_state(table.storage, instant.time, interval_ms, misses)
         if state.exists and not state.live:
             log.warning("write %s failed (its heartbeat stopped %.0f s ago, %s): undoing it", instant.time,
                         state.age_seconds or 0, state.describe())  # fmt: skip
-            abort_commit(table, instant.time)
+            abort_commit(table, instant.time, action=instant.action)
             table.storage.delete_file(heartbeat_path(table.storage, instant.time))
             undone.append(instant.time)
     return undone
@@ -85,12 +91,13 @@ def _our_heartbeat(table: HudiTable, instant_time: str) -> bool:
     return isinstance(body, dict) and bool(body.get("owner"))
 
 
-def begin_commit(table: HudiTable, operation: str, wait_ms: int = 60000) -> str:
-    """A new ``commit`` instant, requested then inflight (an empty workload profile); returns its time."""
+def begin_commit(table: HudiTable, operation: str, wait_ms: int = 60000, *, action: str = "commit") -> str:
+    """A new ``commit`` (or ``deltacommit``) instant, requested then inflight (an empty workload profile);
+    returns its time."""
     with timeline_lock(table.storage, wait_ms):
         timeline = table.reload().timeline
         instant = timeline.new_instant_time()
-        requested, inflight, _ = instant_files(timeline, instant, None)
+        requested, inflight, _ = instant_files(timeline, instant, None, action)
         empty = {"partitionToWriteStats": {}, "compacted": False, "extraMetadata": {}, "operationType": operation}
         table.storage.write_atomic(timeline.path_of(requested), b"")
         table.storage.write_atomic(timeline.path_of(inflight), encode_commit_metadata(
@@ -101,10 +108,12 @@ def begin_commit(table: HudiTable, operation: str, wait_ms: int = 60000) -> str:
 def complete_commit(
     table: HudiTable, instant: str, write_stats: Mapping[str, Sequence[dict]], *, operation: str, schema: str | None,
     new_keys: Mapping[str, pa.Array] | None = None, metadata_enable: bool = True,
-    disabled_indexes: Mapping[str, str] | None = None, wait_ms: int = 60000,
+    disabled_indexes: Mapping[str, str] | None = None, wait_ms: int = 60000, action: str = "commit",
+    check: "Callable[[HudiTable, str, Mapping[str, Sequence[dict]]], None] | None" = None,
 ) -> str:  # fmt: skip
     """Keep the MDT and complete ``instant``; returns the completed file's name. ``new_keys``: see
-    ``mdt.partitions.CommitFiles`` (None: every key written is new)."""
+    ``mdt.partitions.CommitFiles`` (None: every key written is new). ``check`` runs under the lock before the
+    commit and raises WriteConflict to fail it (default: the rewritten file groups are unchanged)."""
     stats = {partition: list(s) for partition, s in write_stats.items()}
     written = {s["path"] for part in stats.values() for s in part}
     for stray in sorted(marked_files(table, instant) - written):  # a failed task attempt's file (it has a marker)
@@ -113,14 +122,14 @@ def complete_commit(
     failpoint("write-after-files")
     with timeline_lock(table.storage, wait_ms):
         table = table.reload()
-        _check_file_groups_unchanged(table, instant, stats)
+        (check or _check_file_groups_unchanged)(table, instant, stats)
         commit = CommitFiles(table.storage, instant, stats, {}, table.config.props, new_keys)
         mdt_completion = keep_metadata_table(table, commit, metadata_enable=metadata_enable, disabled=disabled_indexes)
         timeline = table.timeline
         completion = completion_after(table, instant, mdt_completion) if timeline.layout_version >= 2 else None
         metadata: dict[str, Any] = {"partitionToWriteStats": stats, "compacted": False,
                                     "extraMetadata": {"schema": schema} if schema else {}, "operationType": operation}  # fmt: skip
-        _, _, done = instant_files(timeline, instant, completion)
+        _, _, done = instant_files(timeline, instant, completion, action)
         table.storage.write_new(timeline.path_of(done), encode_commit_metadata(
             metadata, layout_version=timeline.layout_version, replace=False))  # fmt: skip
     table.storage.delete_dir(table.storage.join(TEMP_DIR, instant))
@@ -158,7 +167,7 @@ def _names(groups: Sequence[FileGroupId]) -> str:
     return ", ".join(f"{g.partition or '(none)'}/{g.file_id}" for g in groups)
 
 
-def abort_commit(table: HudiTable, instant: str) -> None:
+def abort_commit(table: HudiTable, instant: str, *, action: str = "commit") -> None:
     """Undo a pending ``instant`` this process began: its data files (found by their markers), its MDT
     deltacommit, its markers, then its instant files. Nothing it wrote was ever visible (it is not complete)."""
     storage = table.storage
@@ -170,7 +179,7 @@ def abort_commit(table: HudiTable, instant: str) -> None:
     mdt_deltacommit.rollback(storage, instant)
     storage.delete_dir(storage.join(TEMP_DIR, instant))
     timeline = table.reload().timeline
-    requested, inflight, _ = instant_files(timeline, instant, None)
+    requested, inflight, _ = instant_files(timeline, instant, None, action)
     for name in (inflight, requested):  # inflight first: a crash between leaves a requested instant, not a torn one
         path = timeline.path_of(name)
         if storage.exists(path):

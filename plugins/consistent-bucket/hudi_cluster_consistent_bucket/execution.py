@@ -173,6 +173,12 @@ class ConsistentBucketExecutionStrategy:
     def execution_before_commit(self, table, plan, write_stats):
         write_new_metadata(table, plan, write_stats)
 
+    @hookimpl
+    def bucket_file_ids(self, table, partition, record_keys, settings, after_clustering):
+        from .routing import bucket_file_ids
+
+        return bucket_file_ids(table, partition, record_keys, settings, after_clustering)
+
 
 def write_new_metadata(table, plan, write_stats) -> dict[str, HashingMetadata]:
     """Write ``<T>.hashing_meta`` for every partition of ``plan`` (idempotent: overwrites); returns them."""

@@ -9,28 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cb_tables import KB, bucket_options, file_id_of, hashing_metadata, only_keys, write_bucket_table
-from test_end_to_end import OURS, PARTITIONS, both_readers, rings
+from cb_tables import file_id_of, only_keys
+from test_bucket_writer import ROWS, SPLIT, _U, _pending_split
+from test_end_to_end import OURS, both_readers, rings
 
-from hudi_cluster_consistent_bucket.hashing import Ring
 from hudi_cluster_core.api import cluster
 from hudi_cluster_core.errors import WriteConflict
 from hudi_cluster_core.table import load_table
 from tests.support.apache_hudi import hudi_upsert, make_updates, small_file_rows
-
-_U = "org.apache.hudi.client.clustering.update.strategy."
-SPLIT = bucket_options(2, 20 * KB, **{"hoodie.bucket.index.max.num.buckets": 8, "hoodie.bucket.index.min.num.buckets": 1})
-# no metadata table here: hudi-rs 0.5.0 reads no rows of a log-only table whose metadata table is on (Hudi-written)
-ROWS = 3000
-
-
-def _pending_split(spark, base) -> str:
-    write_bucket_table(spark, base, small_file_rows(0, ROWS), options=SPLIT)
-    write_bucket_table(spark, base, make_updates(small_file_rows(0, 300), tag="first"), options=SPLIT)
-    result = cluster(base, "schedule", {**SPLIT, **OURS}, spark=spark)
-    assert result.message == "scheduled" or result.instant_time, result
-    return result.instant_time
-
 
 def _upsert(spark, base, first: int, count: int, tag: str, strategy: str):
     rows = make_updates(small_file_rows(first, count), tag=tag)

@@ -1,0 +1,177 @@
+"""The MOR upsert of a bucket-indexed table (consistent hashing): one ``deltacommit`` of log files, rows in Arrow.
+
+1. **Check** the rows against the table (record key, partition and ordering columns present; the data columns
+   those of the table's schema): one :class:`~hudi_cluster_core.errors.ConfigError`, before anything is written.
+   Duplicate keys in the batch are combined first, the highest ordering value wins.
+2. **Locate**: each record's bucket, hence its file group, comes from the index (``locate``: the execution
+   strategy's ``bucket_file_ids`` hook); no file is read, as with Hudi's bucket index.
+3. **Consult the update strategy** for records bound to file groups under pending clustering
+   (``on_pending_clustering``): it raises to reject; ``allow`` writes them as they are (the clustering yields at its
+   commit); ``duplicate`` writes each of them twice, to its bucket and to its bucket after the clustering, in a
+   log file named with the clustering's instant (Hudi's ``SparkConsistentBucketDuplicateUpdateStrategy``): readers
+   see that copy only once the clustering completes, merged on top of its new base file.
+4. **Write** one log file (one Avro data block) per file group; readers merge it with the slice by the ordering
+   field, as for Hudi's own log files.
+5. **Commit** (``write.instant``, action ``deltacommit``): under the timeline lock, a clustering that completed
+   meanwhile and replaced a file group this write appended to fails the write (its log would be hidden), unless
+   the records were duplicated into that very clustering's buckets; then the metadata table (``files``
+   partition) and the completed deltacommit. A failure anywhere undoes the instant.
+
+Limits: the batch is written from the driver; the metadata table is kept when it has only the ``files``
+partition (other indexes of log records are refused before writing).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import ConfigError, WriteConflict
+from ..mdt.partitions import disabled_by_config
+from ..table import FileGroupId, HudiTable, load_table
+from ..table.naming import make_write_token
+from ..table.schema import table_schema
+from .append import key_and_partition, partition_values, with_meta_columns, write_partition_metadata
+from .instant import complete_commit, writing
+from .log_file import avro_data_block, write_log_file, writer_schema
+from .upsert import KEY, _latest_per_key, _ordering_field
+
+log = logging.getLogger(__name__)
+# (table, partition, record keys, pending clustering instant or None) -> the file id of each record's bucket
+Locate = Callable[[HudiTable, str, list, "str | None"], list]
+# (file groups the batch writes, file group under pending clustering -> its instant) -> "allow" or "duplicate"
+PendingPolicy = Callable[[frozenset[FileGroupId], Mapping[FileGroupId, str]], str]
+MAINTAINED_MDT_PARTITIONS = ("files",)
+
+
+def _check_metadata_table(table: HudiTable, raw: Mapping[str, str]) -> bool:
+    """Whether to keep the MDT; ConfigError when it has indexes this writer can't keep for log records."""
+    enabled = raw.get("hoodie.metadata.enable", "true").strip().lower() != "false"
+    built = [p for p in table.config.metadata_partitions if p not in MAINTAINED_MDT_PARTITIONS]
+    if enabled and built:
+        raise ConfigError(f"{table.base_path}: the metadata table has {', '.join(built)}, which this writer does not "
+                          f"keep for log records (it keeps: {', '.join(MAINTAINED_MDT_PARTITIONS)}); write with "
+                          "Apache Hudi, or drop those indexes")  # fmt: skip
+    return enabled
+
+
+def _data_columns(table: HudiTable, rows: pa.Table) -> tuple[str, pa.Table]:
+    """The table's schema and ``rows`` holding exactly the table's data columns."""
+    schema = table_schema(table)
+    if not schema:
+        raise ConfigError(f"{table.base_path}: no table schema in its commits or hoodie.properties; write the first "
+                          "batch with Apache Hudi")  # fmt: skip
+    fields = [f["name"] for f in json.loads(schema).get("fields", []) if not f["name"].startswith("_hoodie_")]
+    missing = [f for f in fields if f not in rows.column_names]
+    extra = [c for c in rows.column_names if c not in fields]
+    if missing or extra:
+        what = f"column '{missing[0]}' is missing from the rows" if missing else \
+            f"column '{extra[0]}' is not a column of the table (upsert does not evolve the schema)"
+        raise ConfigError(f"{what}; the table's columns: {', '.join(fields)}")
+    return schema, rows.select(fields)
+
+
+def _replacing(table: HudiTable) -> dict[FileGroupId, str]:
+    replaced = {}
+    for instant in table.timeline.completed(("replacecommit",)):
+        for partition, ids in (table.timeline.commit_metadata(instant).get("partitionToReplaceFileIds") or {}).items():
+            replaced.update({FileGroupId(partition or "", f): instant.time for f in ids or []})
+    return replaced
+
+
+def _no_lost_logs(duplicated: Mapping[FileGroupId, str]):
+    """The commit-time check: no file group this write appended to was replaced since, unless by the clustering
+    its records were duplicated for."""
+
+    def check(table: HudiTable, instant: str, stats) -> None:
+        replacing = _replacing(table)
+        written = {FileGroupId(s["partitionPath"], s["fileId"]) for part in stats.values() for s in part}
+        lost = sorted(g for g in written if g in replacing and duplicated.get(g) != replacing[g])
+        if lost:
+            names = ", ".join(f"{g.partition or '(none)'}/{g.file_id} (by {replacing[g]})" for g in lost)
+            raise WriteConflict(f"write {instant} not committed: a clustering replaced file group(s) it appended "
+                                f"to while it ran: {names}; its files were removed, retry the write")  # fmt: skip
+
+    return check
+
+
+def upsert(base_path: str | Path, rows: pa.Table, *, options: Mapping[str, str] | None = None, locate: Locate,
+           on_pending_clustering: PendingPolicy | None = None, storage_options: Mapping[str, str] | None = None) -> dict:  # fmt: skip
+    """Upsert ``rows`` into the bucket-indexed MOR table at ``base_path`` in one deltacommit (module docstring)."""
+    raw = {k: str(v) for k, v in (options or {}).items()}
+    table = load_table(base_path, storage_options)
+    ordering = _ordering_field(table)
+    key, partition_field = key_and_partition(table, rows, "the bucket-index upsert", {"ordering": ordering},
+                                             table_type="MERGE_ON_READ")  # fmt: skip
+    metadata_enable = _check_metadata_table(table, raw)
+    schema, data = _data_columns(table, _latest_per_key(rows, key, ordering))
+    schema_json = writer_schema(schema)
+    hive = table.config.props.get("hoodie.datasource.write.hive_style_partitioning", "false") == "true"
+    full = with_meta_columns(data, "", key, partition_values(data, partition_field, hive))
+
+    # records -> (partition, file id, log-name instant): their bucket's file group, then the copies
+    partitions = full.column("_hoodie_partition_path").to_numpy(zero_copy_only=False)
+    targets: dict[tuple[str, str, str | None], list[int]] = defaultdict(list)
+    per_partition: dict[str, np.ndarray] = {p: np.flatnonzero(partitions == p) for p in sorted(set(partitions))}
+    located: dict[str, list[str]] = {}
+    for partition, index in per_partition.items():
+        keys = full.column(KEY).take(pa.array(index)).to_pylist()
+        located[partition] = list(locate(table, partition, keys, None))
+        for row, file_id in zip(index, located[partition]):
+            targets[(partition, file_id, None)].append(int(row))
+    pending = table.view().pending_clustering_file_groups()
+    touched = frozenset(FileGroupId(p, f) for p, f, _ in targets) & set(pending)
+    action = "allow"
+    if touched and on_pending_clustering is not None:
+        action = on_pending_clustering(touched, pending)  # raises to reject: nothing is written yet
+    duplicated: dict[FileGroupId, str] = {}
+    if touched and action == "duplicate":
+        for partition in sorted({g.partition for g in touched}):
+            index = per_partition[partition]
+            bound = [(row, f) for row, f in zip(index, located[partition]) if FileGroupId(partition, f) in touched]
+            for clustering in sorted({pending[FileGroupId(partition, f)] for _, f in bound}):
+                rows_for = [int(row) for row, f in bound if pending[FileGroupId(partition, f)] == clustering]
+                keys = full.column(KEY).take(pa.array(rows_for)).to_pylist()
+                for row, file_id in zip(rows_for, locate(table, partition, keys, clustering)):
+                    targets[(partition, file_id, clustering)].append(row)
+                duplicated.update({FileGroupId(partition, f): clustering for _, f in bound
+                                   if pending[FileGroupId(partition, f)] == clustering})  # fmt: skip
+
+    slices = {(s.partition, s.file_id): s for s in table.view().latest_file_slices(partitions=list(per_partition))}
+    wait_ms = int(raw.get("hoodie.write.lock.wait_time_ms") or 60000)
+    heartbeat_ms = (int(raw.get("hoodie.client.heartbeat.interval_in_ms") or 60000),
+                    int(raw.get("hoodie.client.heartbeat.tolerable.misses") or 2))
+    with writing(table, "UPSERT", wait_ms, heartbeat_ms, action="deltacommit") as instant:
+        for partition in per_partition:
+            write_partition_metadata(table.storage, partition, instant)
+        stats: dict[str, list[dict]] = defaultdict(list)
+        for number, ((partition, file_id, clustering), rows_at) in enumerate(sorted(targets.items(), key=str)):
+            part = full.take(pa.array(rows_at))
+            n = part.num_rows
+            part = part.set_column(0, "_hoodie_commit_time", pa.array([instant] * n, pa.string()))
+            part = part.set_column(1, "_hoodie_commit_seqno", pa.array([f"{instant}_{number}_{i}" for i in range(n)], pa.string()))
+            part = part.set_column(4, "_hoodie_file_name", pa.array([file_id] * n, pa.string()))
+            current = slices.get((partition, file_id))
+            stats[partition].append(write_log_file(
+                table.storage, partition=partition, file_id=file_id, writing_instant=instant,
+                name_instant=clustering or instant, write_token=make_write_token(number, 0, number),
+                block=avro_data_block(instant, part, schema_json), records=n,
+                base_instant=current.base_instant if current is not None else None,
+            ))  # fmt: skip
+        complete_commit(table, instant, stats, operation="UPSERT", schema=schema,
+                        metadata_enable=metadata_enable, disabled_indexes=disabled_by_config(raw), wait_ms=wait_ms,
+                        action="deltacommit", check=_no_lost_logs(duplicated))  # fmt: skip
+    copies = sum(len(r) for (_, _, c), r in targets.items() if c is not None)
+    summary = {
+        "instant_time": instant, "rows": data.num_rows, "log_files": sum(len(s) for s in stats.values()),
+        "duplicated": copies, "partitions": sorted(per_partition),
+    }  # fmt: skip
+    log.info("upsert %s: %d record(s) into %d log file(s)%s", instant, data.num_rows, summary["log_files"],
+             f", {copies} duplicated into the buckets of pending clustering" if copies else "")  # fmt: skip
+    return summary
