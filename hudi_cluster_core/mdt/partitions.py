@@ -21,7 +21,7 @@ from ..io.storage import Storage
 from .encoded import EncodedRecords
 from .record_index import RECORD_INDEX_PARTITION, record_index_records
 from .record_index import unsupported as record_index_unsupported
-from .records import FILES_PARTITION, MetadataRecord, files_records_from_write_stats
+from .records import FILES_PARTITION, MetadataRecord, files_from_write_stats, files_records, files_records_from_write_stats
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class CommitFiles:
     ``table_config``: the data table's ``hoodie.properties``. ``new_keys``: for a writer's commit, write-stat
     ``path`` -> the record keys of that file that are new to their file group (inserts); an updated key keeps
     its record-index location, as in Hudi's upsert. None (a clustering, an append): every key of every new file
-    moved or is new."""
+    moved or is new. ``deleted``: data partition path -> names of files a rollback deleted (``files`` only)."""
 
     storage: Storage
     instant_time: str
@@ -41,6 +41,7 @@ class CommitFiles:
     replaced: Mapping[str, Sequence[str]] = field(default_factory=dict)
     table_config: Mapping[str, str] = field(default_factory=dict)
     new_keys: Mapping[str, pa.Array] | None = None
+    deleted: Mapping[str, Sequence[str]] = field(default_factory=dict)  # partition -> file names a rollback deleted
 
 
 # A builder returns records, or, for a partition with a record per data-table key, records already encoded.
@@ -48,6 +49,8 @@ Builder = Callable[[CommitFiles], "Sequence[MetadataRecord] | EncodedRecords"]
 
 
 def _files(commit: CommitFiles) -> list[MetadataRecord]:
+    if commit.deleted:
+        return files_records(files_from_write_stats(commit.write_stats), commit.deleted)
     return files_records_from_write_stats(commit.write_stats)
 
 

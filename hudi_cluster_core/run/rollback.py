@@ -30,7 +30,11 @@ from ..failpoints import failpoint
 from ..mdt import deltacommit as mdt_deltacommit
 from ..write.base_file import TEMP_DIR, marked_files
 from ..table import HudiTable, Instant, State
-from ..table.naming import parse_base_file
+from ..mdt.commit import completion_after, write_metadata_deltacommit
+from ..mdt.partitions import CommitFiles
+from ..mdt.records import FILES_PARTITION
+from ..table.metadata_table import metadata_partitions
+from ..table.naming import parse_base_file, parse_log_file
 from ..table.ownership import timeline_lock
 
 log = logging.getLogger(__name__)
@@ -47,6 +51,34 @@ def partial_files(table: HudiTable, instant_time: str) -> set[str]:
             if base and base.instant == instant_time:
                 found.add(f"{partition}/{entry.name}" if partition else entry.name)
     return found
+
+
+def duplicate_copies(table: HudiTable, instant_time: str) -> set[str]:
+    """Log files named with clustering ``instant_time``: copies a writer's duplicate update strategy wrote into the
+    buckets a consistent-bucket resize creates (the clustering itself writes base files only). Once the resize is
+    abandoned they would be orphans that Hudi takes for committed as soon as archival passes ``instant_time``
+    (format notes 15.1 item 4), next to the records they copy: the abandoning rollback deletes them."""
+    found = set()
+    view = table.view()
+    for partition in view.partitions:
+        for entry in view._listing.get(partition, []):
+            log_file = parse_log_file(entry.name)
+            if log_file is not None and log_file.instant == instant_time:
+                found.add(f"{partition}/{entry.name}" if partition else entry.name)
+    return found
+
+
+def _forget_in_metadata_table(table: HudiTable, rollback_time: str, copies: list[str]) -> str | None:
+    """The rollback's MDT deltacommit marking deleted copies in ``files`` (Hudi syncs a rollback's deleted files
+    the same way); returns its completion time, or None without a metadata table listing files."""
+    if not copies or FILES_PARTITION not in metadata_partitions(table.storage):
+        return None
+    deleted: dict[str, list[str]] = defaultdict(list)
+    for relative in copies:
+        partition, _, name = relative.rpartition("/")
+        deleted[partition].append(name)
+    commit = CommitFiles(table.storage, rollback_time, {}, {}, table.config.props, None, dict(deleted))
+    return write_metadata_deltacommit(table, [FILES_PARTITION], commit)
 
 
 def _rollback_plan(table: HudiTable, rollback: Instant) -> dict:
@@ -98,6 +130,8 @@ def _rollback_locked(table: HudiTable, instant_time: str, keep_plan: bool) -> st
     started = time.monotonic()
     action = "clustering" if timeline.layout_version >= 2 else "replacecommit"
     files = set(partial_files(table, instant_time))
+    if not keep_plan:
+        files |= duplicate_copies(table, instant_time)
     if resumed is not None:
         rollback_time = resumed.time
         for request in _rollback_plan(table, resumed).get("RollbackRequests") or []:
@@ -106,11 +140,12 @@ def _rollback_locked(table: HudiTable, instant_time: str, keep_plan: bool) -> st
     else:
         rollback_time = timeline.new_instant_time()
     files_sorted = sorted(f for f in files if not f.startswith(".."))
+    copies = [f for f in files_sorted if parse_log_file(f.rpartition("/")[2]) is not None]
     by_partition: dict[str, list[str]] = defaultdict(list)
     by_group: dict[tuple[str, str], list[str]] = defaultdict(list)
     for relative in files_sorted:
         partition, _, name = relative.rpartition("/")
-        parsed = parse_base_file(name)
+        parsed = parse_base_file(name) or parse_log_file(name)
         by_partition[partition].append(relative)
         by_group[(partition, parsed.file_id if parsed else name)].append(relative)
 
@@ -136,6 +171,7 @@ def _rollback_locked(table: HudiTable, instant_time: str, keep_plan: bool) -> st
         storage.delete_file(storage.join(relative))
         if number == 0:
             failpoint("rollback-mid-delete")
+    mdt_completion = _forget_in_metadata_table(table, rollback_time, copies)
     # the MDT deltacommit of T (format notes 14.1.5), before T's own instant files: readers ignore it while T is
     # not complete (14.1.4), but it must not outlive T's rollback
     for relative in mdt_deltacommit.rollback(storage, instant_time):
@@ -168,7 +204,7 @@ def _rollback_locked(table: HudiTable, instant_time: str, keep_plan: bool) -> st
         "instantsRollback": [{"commitTime": instant_time, "action": action}],
     }  # fmt: skip
     if timeline.layout_version >= 2:
-        name = f"{rollback_time}_{timeline.completion_time_after(rollback_time)}.rollback"
+        name = f"{rollback_time}_{completion_after(table, rollback_time, mdt_completion)}.rollback"
     else:
         name = f"{rollback_time}.rollback"
     failpoint("rollback-before-complete")

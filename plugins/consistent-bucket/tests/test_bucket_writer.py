@@ -185,3 +185,34 @@ def test_the_metadata_table_files_partition_is_kept_and_other_indexes_are_refuse
     after = read_hudi_snapshot(spark, base, {"hoodie.metadata.enable": "true"})
     assert after.num_rows == ROWS
     assert set(only_keys(after, _keys(0, 300))["c_string"].to_pylist()) == {f"mdt-{k}" for k in _keys(0, 300)}
+
+
+def test_an_abandoned_resize_takes_the_copies_with_it(spark, tmp_path):
+    """A duplicating write, then one that did not duplicate: the resize yields and is rolled back. Its copies are
+    deleted with it (kept, they would read as committed once archival passes the resize's instant), the metadata
+    table's ``files`` forgets them, and every row is still read once, with its last value."""
+    base = str((tmp_path / "abandoned").resolve())
+    files_only = {**SPLIT, "hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "false",
+                  "hoodie.metadata.index.partition.stats.enable": "false"}  # fmt: skip
+    write_bucket_table(spark, base, small_file_rows(0, ROWS), options=files_only)
+    pending = cluster(base, "schedule", {**files_only, **OURS}, spark=spark).instant_time
+    our_upsert(base, 1000, 200, "dup", "SparkConsistentBucketDuplicateUpdateStrategy", **files_only)
+    copies = list(Path(base).glob(f"*/.*_{pending}.log.*"))
+    assert copies
+    our_upsert(base, 1100, 200, "allowed", "SparkAllowUpdateStrategy", **files_only)
+    with pytest.raises(WriteConflict, match="the writer wins"):
+        cluster(base, "execute", {**files_only, **OURS}, spark=spark)
+    assert not any(p.exists() for p in copies)
+    timeline = load_table(base).timeline
+    assert timeline.pending() == [] and timeline.get(pending) is None
+    spark.sql(f"create table cb_abandoned using hudi location '{base}'")
+    try:
+        rows = [r.asDict() for r in spark.sql("call validate_metadata_table_files(table => 'cb_abandoned', verbose => true)").collect()]
+    finally:
+        spark.sql("drop table cb_abandoned")
+    assert rows and all(r["is_present_in_fs"] and r["is_present_in_metadata"] for r in rows), rows
+    assert not [r for r in rows if pending in r["file_name"]]
+    after = read_hudi_snapshot(spark, base, {"hoodie.metadata.enable": "true"})
+    assert after.num_rows == ROWS and len(set(after["_hoodie_record_key"].to_pylist())) == ROWS
+    assert set(only_keys(after, _keys(1000, 100))["c_string"].to_pylist()) == {f"dup-{k}" for k in _keys(1000, 100)}
+    assert set(only_keys(after, _keys(1100, 200))["c_string"].to_pylist()) == {f"allowed-{k}" for k in _keys(1100, 200)}
