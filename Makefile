@@ -12,11 +12,12 @@ test: setup
 	$(PY) -m pytest -q || [ $$? -eq 5 ]
 
 # Crash and race campaigns at full length, then the writers-beside-clustering soak (10 minutes with each of Hudi's
-# update strategies, allow and reject): about 70 minutes on 2 cores; `make test` runs a short version of each.
+# update strategies: allow, reject, and duplicate on a consistent-bucket table): about 85 minutes on 2 cores;
+# `make test` runs a short version of each.
 soak: setup
 	HUDI_CRASH_RUNS=$${HUDI_CRASH_RUNS:-50} HUDI_RACE_ROUNDS=$${HUDI_RACE_ROUNDS:-5} \
 		$(PY) -m pytest -q tests/test_crash_campaign.py tests/test_races.py
-	HUDI_SOAK_SECONDS=$${HUDI_SOAK_SECONDS:-600} HUDI_SOAK_STRATEGIES=$${HUDI_SOAK_STRATEGIES:-allow,reject} \
+	HUDI_SOAK_SECONDS=$${HUDI_SOAK_SECONDS:-600} HUDI_SOAK_STRATEGIES=$${HUDI_SOAK_STRATEGIES:-allow,reject,duplicate} \
 		$(PY) -m pytest -q -s tests/test_soak.py
 
 bench: setup

@@ -10,6 +10,9 @@ write one table while ``hudi-cluster run --continuous`` clusters it. Then, the s
 * no instant is left pending, no stray file (after one more Hudi write, whose clean rolls back Hudi's failed
   writes: Hudi's LAZY policy under OCC);
 * the figures (writer commits, clusterings, conflicts, rows checked) are printed and written to ``soak.json``.
+
+With ``duplicate`` the table is a MERGE_ON_READ consistent-hashing bucket table, every writer uses
+``SparkConsistentBucketDuplicateUpdateStrategy`` and the service resizes its buckets (README, "The duplicate soak").
 """
 
 from __future__ import annotations
@@ -30,13 +33,15 @@ import pytest
 from tests.support.apache_hudi import read_hudi_snapshot, timeline_files
 from tests.support.readers import read_hudi_rs
 from tests.support.runs import cli_env, table_problems, wait_for
-from tests.support.soak import (AFTER_COMMIT, FS_LOCK, OUR_WRITERS, Clock, Outcome, OurWriterThread, expected_values, hudi_write,
-                                new_keys, read_outcomes)  # fmt: skip
+from tests.support.soak import (AFTER_COMMIT, FS_LOCK, Clock, Outcome, OurWriterThread, expected_values, hudi_write, new_keys,
+                                our_writers, read_outcomes, table_options)  # fmt: skip
 
 SECONDS = float(os.environ.get("HUDI_SOAK_SECONDS", "60"))
-# Hudi's update strategy for the Hudi writer: allow (writes into groups under pending clustering; the conflict is
-# decided at commit) in `make test`; `make soak` adds reject (Hudi's default: such upserts fail before writing)
-STRATEGY_NAMES = os.environ.get("HUDI_SOAK_STRATEGIES", "allow").split(",")
+# Hudi's update strategy for the writers: allow (writes into groups under pending clustering; the conflict is
+# decided at commit) and duplicate (a consistent-bucket table resized by the service: records for buckets under
+# resize are also written into the new buckets) in `make test`; `make soak` adds reject (Hudi's default: such
+# upserts fail before writing)
+STRATEGY_NAMES = os.environ.get("HUDI_SOAK_STRATEGIES", "allow,duplicate").split(",")
 SERVICE_CONF = {
     "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
     "hoodie.write.lock.provider": FS_LOCK,
@@ -83,8 +88,18 @@ class Process:
             self.process.wait()
 
 
-def _service(base: str, log: Path) -> Process:
-    flags = [arg for key, value in SERVICE_CONF.items() for arg in ("--hoodie-conf", f"{key}={value}")]
+# the duplicate soak: the service resizes the buckets (every resize rewrites them all: work every cycle)
+BUCKET_SERVICE_CONF = {
+    "hoodie.clustering.plan.strategy.class": "consistent-bucket",
+    "hoodie.clustering.execution.strategy.class": "consistent-bucket",
+}
+
+
+def _service(base: str, log: Path, strategy: str) -> Process:
+    conf = {**SERVICE_CONF, **table_options(strategy), **(BUCKET_SERVICE_CONF if strategy == "duplicate" else {})}
+    if strategy == "duplicate":
+        conf.pop("hoodie.clustering.plan.strategy.sort.columns")
+    flags = [arg for key, value in conf.items() for arg in ("--hoodie-conf", f"{key}={value}")]
     command = [sys.executable, "-m", "hudi_cluster_core.cli", "run", "--base-path", base, "--continuous",
                "--min-sync-interval-seconds", "1", "--spark-master", "local[1]", *flags]  # fmt: skip
     return Process(command, cli_env(), log)
@@ -118,7 +133,8 @@ def test_writers_and_the_clustering_service_lose_nothing(spark, tmp_path, strate
     base = str(tmp_path / "soak")
     outcomes_file = tmp_path / "hudi.jsonl"
     clock = Clock()
-    initial = hudi_write(spark, base, "init", 0, new_keys("init", 0, 40), clock, "allow")  # creates the table
+    first = "duplicate" if strategy == "duplicate" else "allow"  # the options that make the table: bucket index or not
+    initial = hudi_write(spark, base, "init", 0, new_keys("init", 0, 40), clock, first)  # creates the table
     assert initial.status == "committed", initial.message
     outcomes_file.with_suffix(".keys.json").write_text(json.dumps(list(initial.values)))
 
@@ -127,8 +143,8 @@ def test_writers_and_the_clustering_service_lose_nothing(spark, tmp_path, strate
     try:
         wait_for(lambda: bool(read_outcomes(outcomes_file)) or writer.process.poll() is not None, timeout=300,
                  what="the Hudi writer's first batch")  # fmt: skip
-        service = _service(base, tmp_path / "service.log")
-        ours = [OurWriterThread(name, base, interval=4.0, strategy=strategy) for name in OUR_WRITERS]
+        service = _service(base, tmp_path / "service.log", strategy)
+        ours = [OurWriterThread(name, base, interval=4.0, strategy=strategy) for name in our_writers(strategy)]
         for thread in ours:
             thread.start()
         writer_code = writer.finish(timeout=SECONDS + 600)
@@ -142,7 +158,7 @@ def test_writers_and_the_clustering_service_lose_nothing(spark, tmp_path, strate
 
     # one more Hudi write once the failed writes' heartbeats have expired: its clean rolls them back (LAZY policy)
     time.sleep(7)
-    final = hudi_write(spark, base, "hudi-final", 0, new_keys("final", 0, 4), clock, "allow")
+    final = hudi_write(spark, base, "hudi-final", 0, new_keys("final", 0, 4), clock, first)
     assert final.status == "committed", final.message
 
     outcomes = [initial, *read_outcomes(outcomes_file), *(o for t in ours for o in t.outcomes), final]

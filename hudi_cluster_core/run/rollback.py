@@ -33,6 +33,7 @@ from ..table import HudiTable, Instant, State
 from ..mdt.commit import completion_after, write_metadata_deltacommit
 from ..mdt.partitions import CommitFiles
 from ..mdt.records import FILES_PARTITION
+from ..table import markers as table_markers
 from ..table.metadata_table import metadata_partitions
 from ..table.naming import parse_base_file, parse_log_file
 from ..table.ownership import timeline_lock
@@ -57,7 +58,11 @@ def duplicate_copies(table: HudiTable, instant_time: str) -> set[str]:
     """Log files named with clustering ``instant_time``: copies a writer's duplicate update strategy wrote into the
     buckets a consistent-bucket resize creates (the clustering itself writes base files only). Once the resize is
     abandoned they would be orphans that Hudi takes for committed as soon as archival passes ``instant_time``
-    (format notes 15.1 item 4), next to the records they copy: the abandoning rollback deletes them."""
+    (format notes 15.1 item 4), next to the records they copy: the abandoning rollback deletes them.
+
+    A copy a write still in flight is writing (its marker is in that write's marker folder) is left to its writer:
+    deleting it under the writer would fail its write, and our upsert drops the copies of a clustering that is gone
+    when it commits (``write.bucket_upsert``)."""
     found = set()
     view = table.view()
     for partition in view.partitions:
@@ -65,7 +70,13 @@ def duplicate_copies(table: HudiTable, instant_time: str) -> set[str]:
             log_file = parse_log_file(entry.name)
             if log_file is not None and log_file.instant == instant_time:
                 found.add(f"{partition}/{entry.name}" if partition else entry.name)
-    return found
+    if not found:
+        return found
+    writing = set()
+    for pending in table.timeline.pending():
+        if pending.time != instant_time and pending.action in ("commit", "deltacommit"):
+            writing |= table_markers.marked_files(table.storage, pending.time)
+    return found - writing
 
 
 def _forget_in_metadata_table(table: HudiTable, rollback_time: str, copies: list[str]) -> str | None:

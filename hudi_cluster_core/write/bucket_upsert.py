@@ -87,9 +87,14 @@ def _replacing(table: HudiTable) -> dict[FileGroupId, str]:
 
 def _no_lost_logs(duplicated: Mapping[FileGroupId, str]):
     """The commit-time check: no file group this write appended to was replaced since, unless by the clustering
-    its records were duplicated for."""
+    its records were duplicated for. Copies for a clustering rolled back meanwhile are deleted and left out of the
+    commit: the records are in their bucket, and an orphan copy would read as committed once archival passes the
+    clustering's instant."""
 
     def check(table: HudiTable, instant: str, stats) -> None:
+        for clustering in sorted(set(duplicated.values())):
+            if table.timeline.get(clustering) is None:
+                _drop_copies(table, instant, clustering, stats)
         replacing = _replacing(table)
         written = {FileGroupId(s["partitionPath"], s["fileId"]) for part in stats.values() for s in part}
         lost = sorted(g for g in written if g in replacing and duplicated.get(g) != replacing[g])
@@ -99,6 +104,16 @@ def _no_lost_logs(duplicated: Mapping[FileGroupId, str]):
                                 f"to while it ran: {names}; its files were removed, retry the write")  # fmt: skip
 
     return check
+
+
+def _drop_copies(table: HudiTable, instant: str, clustering: str, stats: dict[str, list[dict]]) -> None:
+    marker = f"_{clustering}.log."
+    for partition, part in stats.items():
+        for stat in [s for s in part if marker in s["path"]]:
+            table.storage.delete_file(table.storage.join(stat["path"]))
+            part.remove(stat)
+    log.warning("write %s: clustering %s was rolled back while it ran: its copies for it are dropped (the records "
+                "are in their buckets)", instant, clustering)  # fmt: skip
 
 
 def upsert(base_path: str | Path, rows: pa.Table, *, options: Mapping[str, str] | None = None, locate: Locate,

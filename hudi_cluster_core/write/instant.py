@@ -113,7 +113,8 @@ def complete_commit(
 ) -> str:  # fmt: skip
     """Keep the MDT and complete ``instant``; returns the completed file's name. ``new_keys``: see
     ``mdt.partitions.CommitFiles`` (None: every key written is new). ``check`` runs under the lock before the
-    commit and raises WriteConflict to fail it (default: the rewritten file groups are unchanged)."""
+    commit and raises WriteConflict to fail it (default: the rewritten file groups are unchanged); it may drop the
+    stats of files it deletes."""
     stats = {partition: list(s) for partition, s in write_stats.items()}
     written = {s["path"] for part in stats.values() for s in part}
     for stray in sorted(marked_files(table, instant) - written):  # a failed task attempt's file (it has a marker)

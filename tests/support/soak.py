@@ -32,17 +32,34 @@ FS_LOCK = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
 STRATEGIES = {
     "allow": "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy",
     "reject": "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
+    # a MERGE_ON_READ consistent-hashing bucket table, resized by the clustering service (BUCKET_OPTIONS)
+    "duplicate": "org.apache.hudi.client.clustering.update.strategy.SparkConsistentBucketDuplicateUpdateStrategy",
+}
+# The duplicate soak's table: every writer (Hudi's and ours) and the service pass these. Buckets of 4 KB split up
+# to 8 per partition; every resize rewrites all buckets, so the service has work each cycle. Hudi's inline
+# compaction is off (the soak is about clustering beside writers).
+BUCKET_OPTIONS = {
+    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    "hoodie.index.type": "BUCKET",
+    "hoodie.index.bucket.engine": "CONSISTENT_HASHING",
+    "hoodie.bucket.index.num.buckets": "2",
+    "hoodie.bucket.index.max.num.buckets": "8",
+    "hoodie.bucket.index.min.num.buckets": "1",
+    "hoodie.parquet.max.file.size": "4096",
+    "hoodie.compact.inline": "false",
 }
 SCHEMA = pa.schema([("id", pa.string()), ("region", pa.string()), ("ts", pa.int64()), ("val", pa.string())])
 REGIONS = ("eu", "us")
 # Errors a writer meets by design when it races the clustering or another writer (the write did not commit; the
 # test checks that none of its rows is visible). The last one: a Hudi writer reading the pending clustering plans
 # while our run, having lost to a writer, rolls its clustering back and deletes the plan (Hudi reads the timeline
-# outside its lock) - seen in a 10-minute soak, the write failed before committing.
+# outside its lock) - seen in a 10-minute soak, the write failed before committing; the duplicate update strategy
+# meets the same race reading the pending plans ("Failed to check emptiness of instant": its plan file is gone).
 # Ours: UpdateRejected (the update strategy said reject), WriteConflict (a clustering replaced a file group first),
 # TimelineChanged (the timeline changed under the upsert on every one of its attempts).
 CONFLICT_ERRORS = ("HoodieWriteConflictException", "HoodieClusteringUpdateException", "ConcurrentModificationException",
                    "LockTimeout", "HoodieLockException", "Error getting all file groups in pending clustering",
+                   "Failed to check emptiness of instant",
                    "UpdateRejected", "WriteConflict", "TimelineChanged")  # fmt: skip
 
 
@@ -52,9 +69,23 @@ BATCH_TAG = "_soak_batch"
 AFTER_COMMIT = "failed after its commit"
 
 
+def table_options(strategy: str) -> dict[str, str]:
+    """What the table needs from every writer: the bucket index for the duplicate soak, nothing otherwise."""
+    return dict(BUCKET_OPTIONS) if strategy == "duplicate" else {}
+
+
+# With OCC and the BUCKET index Hudi 1.1.1 picks BucketIndexConcurrentFileWritesConflictResolutionStrategy, which
+# parses a file id's first 8 characters as a bucket number: on consistent-hashing file ids (UUIDs) every conflict
+# check fails with NumberFormatException. The default strategy for other indexes works (a Hudi bug, worked around)
+HUDI_BUCKET_OCC = {"hoodie.write.lock.conflict.resolution.strategy":
+                   "org.apache.hudi.client.transaction.SimpleConcurrentFileWritesConflictResolutionStrategy"}  # fmt: skip
+
+
 def hudi_options(strategy: str) -> dict[str, str]:
     """An Apache Hudi writer beside async clustering, as Hudi's docs configure it (OCC + a lock provider)."""
     return {
+        **table_options(strategy),
+        **(HUDI_BUCKET_OCC if strategy == "duplicate" else {}),
         "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
         "hoodie.write.lock.provider": FS_LOCK,
         "hoodie.clean.failed.writes.policy": "LAZY",
@@ -150,7 +181,7 @@ def _upsert_writer(base: str, batch: int, rows: pa.Table, strategy: str) -> str:
     from hudi_cluster_core.table.lock_provider import PROVIDER_KEY
 
     options = {PROVIDER_KEY: FS_LOCK, "hoodie.clustering.updates.strategy": STRATEGIES[strategy],
-               "hoodie.write.lock.wait_time_ms": "60000"}  # fmt: skip
+               "hoodie.write.lock.wait_time_ms": "60000", **table_options(strategy)}  # fmt: skip
     return str(upsert(base, rows, options, spark=SparkSession.builder.getOrCreate())["instant_time"])
 
 
@@ -159,6 +190,11 @@ OUR_WRITERS: dict[str, tuple[int, int, Callable[[str, int, pa.Table, str], str]]
     "append": (8, 0, lambda base, batch, rows, strategy: _append_writer(base, batch, rows)),
     "upsert": (4, 4, _upsert_writer),
 }
+
+
+def our_writers(strategy: str) -> list[str]:
+    """A bucket table takes no appended file groups (each bucket is one file group): there, the upsert only."""
+    return ["upsert"] if strategy == "duplicate" else list(OUR_WRITERS)
 
 
 class OurWriterThread(threading.Thread):
@@ -211,6 +247,8 @@ def hudi_write(spark, base: str, writer: str, batch: int, keys: list[str], clock
                                    extra_options={**hudi_options(strategy), BATCH_TAG: tag})  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - recorded and judged by the test
         failure = Outcome.of_failure(writer, batch, exc, values, ts)
+        if failure.status == "error":  # the whole text, for the post-mortem (the outcome keeps one line)
+            print(f"soak: {writer} batch {batch} failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         committed = _instant_tagged(base, before, tag)
         if committed is None:
             return failure
@@ -225,7 +263,7 @@ def _instant_tagged(base: str, before: set[str], tag: str) -> str | None:
     into the commit's extra metadata), among those completed since ``before``."""
     from tests.support.apache_hudi import completed_instants, instant_metadata
 
-    for instant in completed_instants(base, actions=("commit",)):
+    for instant in completed_instants(base, actions=("commit", "deltacommit")):
         if instant.time in before:
             continue
         try:
@@ -242,6 +280,8 @@ def hudi_writer_loop(base: str, seconds: float, out: Path, strategy: str, insert
     from tests.support.apache_hudi import hudi_spark_session
 
     spark = hudi_spark_session()
+    # a failure's text then holds the JVM's cause chain: a conflict wrapped by a failed Spark task is named in it
+    spark.conf.set("spark.sql.pyspark.jvmStacktrace.enabled", "true")
     rng, clock = random.Random(13), Clock()
     written: list[str] = json.loads(out.with_suffix(".keys.json").read_text())  # the keys the set-up wrote
     deadline = time.monotonic() + seconds
