@@ -79,7 +79,7 @@ def _consistent_bucket_index(raw: Mapping[str, str]) -> bool:
             and raw.get("hoodie.index.bucket.engine", "").strip().upper() == "CONSISTENT_HASHING")  # fmt: skip
 
 
-def _bucket_upsert(base_path, rows: pa.Table, raw: dict[str, str], registry: StrategyRegistry, config) -> dict:
+def _bucket_upsert(base_path, rows: pa.Table, raw: dict[str, str], registry: StrategyRegistry, config, run_units) -> dict:
     """The MOR log writer, records routed by the consistent-bucket execution strategy's ``bucket_file_ids``."""
     from .write.bucket_upsert import upsert as write_bucket_upsert
 
@@ -95,7 +95,7 @@ def _bucket_upsert(base_path, rows: pa.Table, raw: dict[str, str], registry: Str
     consult = _strategy_policy(base_path, registry, config, bucket_index=True)
     return retry_when_timeline_changes(
         lambda: write_bucket_upsert(base_path, rows, options=raw, locate=locate, on_pending_clustering=consult,
-                                    storage_options=raw), "upsert")  # fmt: skip
+                                    storage_options=raw, run_units=run_units), "upsert")  # fmt: skip
 
 
 def _roll_back_clusterings(base_path, config, instants: list[str]) -> None:
@@ -173,7 +173,7 @@ def upsert(
         return _session(spark_master, {})
 
     if _consistent_bucket_index(raw):
-        summary = _bucket_upsert(base_path, rows, raw, registry, config)
+        summary = _bucket_upsert(base_path, rows, raw, registry, config, _spark_runner(spark or session))
         summary["clustering"] = _inline_clustering(base_path, config, raw, spark or session)
         return summary
     consult = _strategy_policy(base_path, registry, config)

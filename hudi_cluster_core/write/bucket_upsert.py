@@ -10,14 +10,14 @@
    commit); ``duplicate`` writes each of them twice, to its bucket and to its bucket after the clustering, in a
    log file named with the clustering's instant (Hudi's ``SparkConsistentBucketDuplicateUpdateStrategy``): readers
    see that copy only once the clustering completes, merged on top of its new base file.
-4. **Write** one log file (one Avro data block) per file group; readers merge it with the slice by the ordering
-   field, as for Hudi's own log files.
+4. **Write** one log file (one Avro data block) per file group, each a unit of work (``run_units``: here, or as
+   Spark tasks); readers merge it with the slice by the ordering field, as for Hudi's own log files.
 5. **Commit** (``write.instant``, action ``deltacommit``): under the timeline lock, a clustering that completed
    meanwhile and replaced a file group this write appended to fails the write (its log would be hidden), unless
    the records were duplicated into that very clustering's buckets; then the metadata table (``files``
    partition) and the completed deltacommit. A failure anywhere undoes the instant.
 
-Limits: the batch is written from the driver; the metadata table is kept when it has only the ``files``
+Limits: the batch is routed in the driver (its rows shipped to the tasks); the metadata table is kept when it has only the ``files``
 partition (other indexes of log records are refused before writing).
 """
 
@@ -27,6 +27,7 @@ import json
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,12 +36,13 @@ import pyarrow as pa
 from ..errors import ConfigError, WriteConflict
 from ..mdt.partitions import disabled_by_config
 from ..table import FileGroupId, HudiTable, load_table
-from ..table.naming import make_write_token
+from ..io.storage import Storage
 from ..table.schema import table_schema
 from .append import key_and_partition, partition_values, with_meta_columns, write_partition_metadata
 from .instant import complete_commit, writing
 from .log_file import avro_data_block, write_log_file, writer_schema
-from .upsert import KEY, _latest_per_key, _ordering_field
+from .bloom_index import RunUnits, run_in_process
+from .upsert import KEY, _latest_per_key, _ordering_field, _write_token
 
 log = logging.getLogger(__name__)
 # (table, partition, record keys, pending clustering instant or None) -> the file id of each record's bucket
@@ -116,8 +118,37 @@ def _drop_copies(table: HudiTable, instant: str, clustering: str, stats: dict[st
                 "are in their buckets)", instant, clustering)  # fmt: skip
 
 
+@dataclass(frozen=True)
+class WriteLogFile:
+    """One unit of work (here, or a Spark task): one file group's records as one log file of one Avro block."""
+
+    base_uri: str
+    storage_options: tuple[tuple[str, str], ...]
+    instant: str
+    index: int
+    partition: str
+    file_id: str
+    name_instant: str  # the instant, or the pending clustering's for a duplicate copy
+    rows: pa.Table  # meta columns (commit time and sequence numbers set here) and data columns
+    schema_json: str
+    base_instant: str | None
+
+    def __call__(self) -> dict:
+        n = self.rows.num_rows
+        rows = self.rows.set_column(0, "_hoodie_commit_time", pa.array([self.instant] * n, pa.string()))
+        seqno = pa.array([f"{self.instant}_{self.index}_{i}" for i in range(n)], pa.string())
+        rows = rows.set_column(1, "_hoodie_commit_seqno", seqno)
+        rows = rows.set_column(4, "_hoodie_file_name", pa.array([self.file_id] * n, pa.string()))
+        return write_log_file(
+            Storage(self.base_uri, dict(self.storage_options)), partition=self.partition, file_id=self.file_id,
+            writing_instant=self.instant, name_instant=self.name_instant, write_token=_write_token(self.index),
+            block=avro_data_block(self.instant, rows, self.schema_json), records=n, base_instant=self.base_instant,
+        )  # fmt: skip
+
+
 def upsert(base_path: str | Path, rows: pa.Table, *, options: Mapping[str, str] | None = None, locate: Locate,
-           on_pending_clustering: PendingPolicy | None = None, storage_options: Mapping[str, str] | None = None) -> dict:  # fmt: skip
+           on_pending_clustering: PendingPolicy | None = None, storage_options: Mapping[str, str] | None = None,
+           run_units: RunUnits = run_in_process) -> dict:  # fmt: skip
     """Upsert ``rows`` into the bucket-indexed MOR table at ``base_path`` in one deltacommit (module docstring)."""
     raw = {k: str(v) for k, v in (options or {}).items()}
     table = load_table(base_path, storage_options)
@@ -165,20 +196,17 @@ def upsert(base_path: str | Path, rows: pa.Table, *, options: Mapping[str, str] 
     with writing(table, "UPSERT", wait_ms, heartbeat_ms, action="deltacommit") as instant:
         for partition in per_partition:
             write_partition_metadata(table.storage, partition, instant)
-        stats: dict[str, list[dict]] = defaultdict(list)
+        options_tuple = tuple(sorted((storage_options or {}).items()))
+        units = []
         for number, ((partition, file_id, clustering), rows_at) in enumerate(sorted(targets.items(), key=str)):
-            part = full.take(pa.array(rows_at))
-            n = part.num_rows
-            part = part.set_column(0, "_hoodie_commit_time", pa.array([instant] * n, pa.string()))
-            part = part.set_column(1, "_hoodie_commit_seqno", pa.array([f"{instant}_{number}_{i}" for i in range(n)], pa.string()))
-            part = part.set_column(4, "_hoodie_file_name", pa.array([file_id] * n, pa.string()))
             current = slices.get((partition, file_id))
-            stats[partition].append(write_log_file(
-                table.storage, partition=partition, file_id=file_id, writing_instant=instant,
-                name_instant=clustering or instant, write_token=make_write_token(number, 0, number),
-                block=avro_data_block(instant, part, schema_json), records=n,
-                base_instant=current.base_instant if current is not None else None,
+            units.append(WriteLogFile(
+                table.storage.base_uri, options_tuple, instant, number, partition, file_id, clustering or instant,
+                full.take(pa.array(rows_at)), schema_json, current.base_instant if current is not None else None,
             ))  # fmt: skip
+        stats: dict[str, list[dict]] = defaultdict(list)
+        for stat in run_units(units):
+            stats[stat["partitionPath"]].append(stat)
         complete_commit(table, instant, stats, operation="UPSERT", schema=schema,
                         metadata_enable=metadata_enable, disabled_indexes=disabled_by_config(raw), wait_ms=wait_ms,
                         action="deltacommit", check=_no_lost_logs(duplicated))  # fmt: skip
