@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from hudi_cluster_core.table import load_table
-from tests.support.apache_hudi import make_small_file_table, read_hudi_snapshot, small_file_rows, write_hudi_table
+from tests.support.apache_hudi import (make_small_file_table, read_hudi_snapshot, small_file_rows, timeline_dir,
+                                       write_hudi_table)  # fmt: skip
 from tests.support.readers import assert_same_rows, read_hudi_rs
 from tests.support.runs import error_lines, finish, run_cli, start_cli, table_problems, wait_for
 
@@ -85,9 +86,11 @@ def test_our_run_waits_for_hudis_lock_then_gives_up(base):
 def test_a_hudi_occ_writer_waits_for_our_lock(spark, base):
     before_rows = read_hudi_rs(base).num_rows
     lock = Path(base) / ".hoodie" / "lock"
-    ours = start_cli(base, *OURS, pause="before-commit-file=20")  # holds the lock inside its commit
+    ours = start_cli(base, *OURS, pause="before-commit-file=30")  # holds the lock inside its commit
     try:
-        wait_for(lock.exists, timeout=300, what="our run to take Hudi's lock")
+        # the lock of the commit, not the short one of scheduling (seen once in `make test`: Hudi wrote between the two)
+        executing = lambda: any(timeline_dir(base).glob("*.clustering.inflight"))  # noqa: E731
+        wait_for(lambda: executing() and lock.exists(), timeout=300, what="our run to take Hudi's lock to commit")
         new_rows = small_file_rows(5000, 6)
         with pytest.raises(Exception) as refused:
             write_hudi_table(spark, base, new_rows, operation="insert", extra_options=HUDI_OCC)

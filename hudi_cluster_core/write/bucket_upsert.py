@@ -198,10 +198,10 @@ def upsert(base_path: str | Path, rows: pa.Table, *, options: Mapping[str, str] 
             write_partition_metadata(table.storage, partition, instant)
         options_tuple = tuple(sorted((storage_options or {}).items()))
         units = []
-        for number, ((partition, file_id, clustering), rows_at) in enumerate(sorted(targets.items(), key=str)):
+        for number, ((partition, file_id, copy_for), rows_at) in enumerate(sorted(targets.items(), key=str)):
             current = slices.get((partition, file_id))
             units.append(WriteLogFile(
-                table.storage.base_uri, options_tuple, instant, number, partition, file_id, clustering or instant,
+                table.storage.base_uri, options_tuple, instant, number, partition, file_id, copy_for or instant,
                 full.take(pa.array(rows_at)), schema_json, current.base_instant if current is not None else None,
             ))  # fmt: skip
         stats: dict[str, list[dict]] = defaultdict(list)

@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from ..io.storage import Storage
 from ..mdt.log_block import BlockType, HeaderKey, LogBlock, encode_block, log_file_name
+from .avro_columns import encode_records, length_prefixed
 from .base_file import META_COLUMNS, TEMP_DIR
 
 AVRO_BLOCK_VERSION = 3
@@ -37,24 +38,30 @@ def writer_schema(table_schema: str) -> str:
 
 
 def avro_data_block(instant_time: str, rows: pa.Table, schema_json: str) -> LogBlock:
-    """``rows`` (meta columns included, named as the schema's fields) as one Avro data block."""
-    parsed = fastavro.parse_schema(json.loads(schema_json))
-    names = [f["name"] for f in json.loads(schema_json)["fields"]]
+    """``rows`` (meta columns included, named as the schema's fields) as one Avro data block: encoded column at a
+    time (``avro_columns``), or through fastavro for the types only it encodes."""
+    schema = json.loads(schema_json)
+    names = [f["name"] for f in schema["fields"]]
     missing = [n for n in names if n not in rows.column_names]
     if missing:
         raise ValueError(f"rows lack the schema's column(s) {missing}")
-    out = io.BytesIO()
-    out.write(struct.pack(">ii", AVRO_BLOCK_VERSION, rows.num_rows))
-    record = io.BytesIO()
-    for row in rows.select(names).to_pylist():
+    records = encode_records(rows, schema["fields"])
+    body = length_prefixed(records) if records is not None else _fastavro_body(rows.select(names), schema)
+    content = struct.pack(">ii", AVRO_BLOCK_VERSION, rows.num_rows) + body
+    header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
+    return LogBlock(BlockType.AVRO_DATA, header, content, {})
+
+
+def _fastavro_body(rows: pa.Table, schema: dict) -> bytes:
+    parsed = fastavro.parse_schema(schema)
+    out, record = io.BytesIO(), io.BytesIO()
+    for row in rows.to_pylist():
         record.seek(0)
         record.truncate()
         fastavro.schemaless_writer(record, parsed, row)
-        data = record.getvalue()
-        out.write(struct.pack(">i", len(data)))
-        out.write(data)
-    header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
-    return LogBlock(BlockType.AVRO_DATA, header, out.getvalue(), {})
+        out.write(struct.pack(">i", len(record.getvalue())))
+        out.write(record.getvalue())
+    return out.getvalue()
 
 
 def write_log_file(storage: Storage, *, partition: str, file_id: str, writing_instant: str, name_instant: str,

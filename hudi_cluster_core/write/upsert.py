@@ -47,8 +47,9 @@ from .workload import FileGroupWork, Sizing, profile_partition
 
 log = logging.getLogger(__name__)
 KEY = "_hoodie_record_key"
-# (the file groups the batch updates, file group under pending clustering -> its instant); raises to reject
-PendingClusteringPolicy = Callable[[frozenset[FileGroupId], Mapping[FileGroupId, str]], None]
+# (the file groups the batch updates, file group under pending clustering -> its instant); raises to reject (what
+# it returns is for bucket-index writers and ignored here)
+PendingClusteringPolicy = Callable[[frozenset[FileGroupId], Mapping[FileGroupId, str]], object]
 
 
 @dataclass(frozen=True)
