@@ -12,11 +12,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 
-from hudi_cluster_core.errors import ConfigError, PlanError
+from hudi_cluster_core.errors import ConfigError, PlanError, TimelineChanged
 from hudi_cluster_core.plan.avro_plan import read_plan
 
 from .execution import group_children
-from .hashing import INIT_INSTANT, Ring, hash_fields, initial_metadata, list_metadata_files, load_valid_metadata, write_metadata
+from .hashing import (
+    INIT_INSTANT, Ring, hash_fields, initial_metadata, list_metadata_files, load_valid_metadata, read_metadata,
+    write_metadata,
+)  # fmt: skip
 
 log = logging.getLogger(__name__)
 DEFAULT_NUM_BUCKETS = 256  # hoodie.bucket.index.num.buckets, Hudi's default
@@ -47,18 +50,27 @@ def current_ring(table, partition: str, settings: Mapping[str, str]) -> Ring:
 
 
 def ring_after(table, partition: str, clustering_instant: str, ring: Ring) -> Ring:
-    """``ring`` with the child nodes of the pending resize ``clustering_instant`` for ``partition`` applied."""
+    """The buckets of ``partition`` once the pending resize ``clustering_instant`` completes: the plan's child nodes
+    applied to the ring it was planned from (its groups' sequence number; ``ring``, the current one, when that
+    metadata is not found). Planned-from, not current: the resize may complete while the writer routes."""
     record = table.timeline.clustering_plan(clustering_instant)
-    if record is None:
-        raise PlanError(f"clustering {clustering_instant} is not pending: its plan cannot be read")
+    if record is None:  # rolled back since the writer listed it: the writer reads the table again
+        raise TimelineChanged(f"clustering {clustering_instant} is no longer pending: its plan is gone")
     plan = read_plan(table.storage, clustering_instant, record, source=f"clustering {clustering_instant}")
-    children = []
+    children, seq_nos = [], set()
     for group in plan.groups:
-        group_partition, _, nodes = group_children(group)
+        group_partition, seq_no, nodes = group_children(group)
         if group_partition == partition:
             children.extend(nodes)
+            seq_nos.add(seq_no)
+    base = ring
+    for instant in reversed(list_metadata_files(table.storage, partition).hashing):
+        candidate = read_metadata(table.storage, partition, instant)
+        if candidate.seq_no in seq_nos and instant != clustering_instant:
+            base = Ring(candidate.nodes)
+            break
     try:
-        return ring.apply(children)
+        return base.apply(children)
     except ValueError as exc:
         raise PlanError(f"clustering {clustering_instant}, partition {partition!r}: {exc}") from None
 
