@@ -118,12 +118,4 @@ def _instant_of(file_slice, name: str) -> str:
 
 def _replaced_since(table: HudiTable, plan: StoredPlan) -> dict[FileGroupId, str]:
     """Input groups another completed replacecommit (insert_overwrite, another clustering) replaced."""
-    replaced: dict[FileGroupId, str] = {}
-    for instant in table.timeline.completed(("replacecommit",)):
-        if instant.time == plan.instant_time:
-            continue
-        metadata = table.timeline.commit_metadata(instant)
-        for partition, file_ids in (metadata.get("partitionToReplaceFileIds") or {}).items():
-            for file_id in file_ids or []:
-                replaced.setdefault(FileGroupId(partition or "", file_id), instant.time)
-    return replaced
+    return {g: t for g, t in table.view().replacing_instants().items() if t != plan.instant_time}

@@ -164,13 +164,18 @@ class FileSystemView:
         }
 
     def replaced_file_groups(self, as_of: str | None = None) -> set[FileGroupId]:
-        replaced: set[FileGroupId] = set()
+        return set(self.replacing_instants(as_of))
+
+    def replacing_instants(self, as_of: str | None = None) -> dict[FileGroupId, str]:
+        """Every file group a completed replacecommit (as of ``as_of``) replaced -> the first one that did."""
+        replacing: dict[FileGroupId, str] = {}
         for instant in self.timeline.completed(("replacecommit",)):
             if as_of is None or instant.time <= as_of:
                 meta = self.timeline.commit_metadata(instant)
                 for partition, file_ids in (meta.get("partitionToReplaceFileIds") or {}).items():
-                    replaced.update(FileGroupId(partition, fid) for fid in file_ids)
-        return replaced
+                    for file_id in file_ids or []:
+                        replacing.setdefault(FileGroupId(partition or "", file_id), instant.time)
+        return replacing
 
     def file_slices(self, partition: str, file_id: str) -> list[FileSlice]:
         """Every committed slice of one file group, oldest first, by Hudi's log-to-slice rule (module docstring):

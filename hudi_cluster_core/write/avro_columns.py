@@ -108,23 +108,20 @@ def _field(column: pa.Array, avro) -> pa.Array:
         if len(avro) != 2 or len(branches) != 1:
             raise _Unsupported
         null_index = avro.index("null")
-        value = _encode(column, branches[0])
+        present = _varints(np.full(len(column), 1 - null_index))  # the union's branch index, then the value
+        encoded = pc.binary_join_element_wise(present, _encode(column, branches[0]), _SEP)
         if column.null_count == 0:
-            prefix = bytes(_varints(np.array([1 - null_index]))[0].as_py())
-            return pc.binary_join_element_wise(pa.array([prefix] * len(column), pa.large_binary()), value, _SEP)
-        present = bytes(_varints(np.array([1 - null_index]))[0].as_py())
-        absent = bytes(_varints(np.array([null_index]))[0].as_py())
-        valid = pc.is_valid(column)
-        encoded = pc.binary_join_element_wise(pa.array([present] * len(column), pa.large_binary()), value, _SEP)
-        return pc.if_else(valid, encoded, pa.scalar(absent, pa.large_binary()))
+            return encoded
+        absent = pa.scalar(bytes([2 * null_index]), pa.large_binary())  # zig-zag varint of the null branch (0 or 1)
+        return pc.if_else(pc.is_valid(column), encoded, absent)
     if column.null_count:
         raise _Unsupported
     return _encode(column, avro)
 
 
-def encode_records(rows: pa.Table, fields: list[dict]) -> list[pa.Array] | None:
+def encode_records(rows: pa.Table, fields: list[dict]) -> pa.Array | None:
     """Per row, the Avro binary encoding of the record (``fields``: the writer schema's fields, each present in
-    ``rows``), as the chunks of one binary column; None when a field's type is not handled here."""
+    ``rows``), as one binary array; None when a field's type is not handled here."""
     try:
         columns = [_field(rows.column(f["name"]).combine_chunks(), f["type"]) for f in fields]
     except _Unsupported:

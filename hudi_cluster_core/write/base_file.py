@@ -72,8 +72,9 @@ class WriteContext:
     options: ParquetOptions = field(default_factory=ParquetOptions)
 
 
-def marker_path(storage: Storage, instant_time: str, relative_file: str) -> str:
-    return storage.join(TEMP_DIR, instant_time, relative_file + ".marker.CREATE")
+def marker_path(storage: Storage, instant_time: str, relative_file: str, kind: str = "CREATE") -> str:
+    """The direct marker of a data file: ``CREATE`` for a new base file, ``APPEND`` for a log file."""
+    return storage.join(TEMP_DIR, instant_time, f"{relative_file}.marker.{kind}")
 
 
 def marked_files(table: HudiTable, instant_time: str) -> set[str]:

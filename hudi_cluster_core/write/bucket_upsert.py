@@ -79,14 +79,6 @@ def _data_columns(table: HudiTable, rows: pa.Table) -> tuple[str, pa.Table]:
     return schema, rows.select(fields)
 
 
-def _replacing(table: HudiTable) -> dict[FileGroupId, str]:
-    replaced = {}
-    for instant in table.timeline.completed(("replacecommit",)):
-        for partition, ids in (table.timeline.commit_metadata(instant).get("partitionToReplaceFileIds") or {}).items():
-            replaced.update({FileGroupId(partition or "", f): instant.time for f in ids or []})
-    return replaced
-
-
 def _no_lost_logs(duplicated: Mapping[FileGroupId, str]):
     """The commit-time check: no file group this write appended to was replaced since, unless by the clustering
     its records were duplicated for. Copies for a clustering rolled back meanwhile are deleted and left out of the
@@ -97,7 +89,7 @@ def _no_lost_logs(duplicated: Mapping[FileGroupId, str]):
         for clustering in sorted(set(duplicated.values())):
             if table.timeline.get(clustering) is None:
                 _drop_copies(table, instant, clustering, stats)
-        replacing = _replacing(table)
+        replacing = table.view().replacing_instants()
         written = {FileGroupId(s["partitionPath"], s["fileId"]) for part in stats.values() for s in part}
         lost = sorted(g for g in written if g in replacing and duplicated.get(g) != replacing[g])
         if lost:

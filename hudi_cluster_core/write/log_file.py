@@ -23,7 +23,7 @@ import pyarrow as pa
 from ..io.storage import Storage
 from ..mdt.log_block import BlockType, HeaderKey, LogBlock, encode_block, log_file_name
 from .avro_columns import encode_records, length_prefixed
-from .base_file import META_COLUMNS, TEMP_DIR
+from .base_file import META_COLUMNS, marker_path
 
 AVRO_BLOCK_VERSION = 3
 
@@ -71,7 +71,7 @@ def write_log_file(storage: Storage, *, partition: str, file_id: str, writing_in
     version = 1 + sum(1 for _ in _same_instant_logs(storage, partition, file_id, name_instant))
     name = log_file_name(file_id, name_instant, write_token, version)
     relative = f"{partition}/{name}" if partition else name
-    storage.write_bytes(storage.join(TEMP_DIR, writing_instant, relative + ".marker.APPEND"), b"")
+    storage.write_bytes(marker_path(storage, writing_instant, relative, "APPEND"), b"")
     data = encode_block(block)
     storage.write_bytes(storage.join(relative), data)
     return {
