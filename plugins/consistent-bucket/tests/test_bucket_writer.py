@@ -38,6 +38,15 @@ def assert_in_buckets(table, by_partition) -> None:
         assert file_id_of(name) == by_partition[partition].bucket_of_key(key, ["id"]).file_id, (partition, key, name)
 
 
+def validated_files(spark, base: str, name: str) -> list[dict]:
+    """Apache Hudi's ``validate_metadata_table_files`` on the table (a catalog table ``name`` for the call)."""
+    spark.sql(f"create table {name} using hudi location '{base}'")
+    try:
+        return [r.asDict() for r in spark.sql(f"call validate_metadata_table_files(table => '{name}', verbose => true)").collect()]
+    finally:
+        spark.sql(f"drop table {name}")
+
+
 def our_upsert(base, first: int, count: int, tag: str, strategy: str | None = None, **more):
     rows = make_updates(small_file_rows(first, count), tag=tag)
     options = {**SPLIT, **more}
@@ -175,11 +184,7 @@ def test_the_metadata_table_files_partition_is_kept_and_other_indexes_are_refuse
     write_bucket_table(spark, base, small_file_rows(0, ROWS), options=files_only)
     assert load_table(base).config.metadata_partitions == ("files",)
     summary = upsert(base, make_updates(small_file_rows(0, 300), tag="mdt"), files_only)
-    spark.sql(f"create table cb_files_mdt using hudi location '{base}'")
-    try:
-        rows = [r.asDict() for r in spark.sql("call validate_metadata_table_files(table => 'cb_files_mdt', verbose => true)").collect()]
-    finally:
-        spark.sql("drop table cb_files_mdt")
+    rows = validated_files(spark, base, "cb_files_mdt")
     assert rows and all(r["is_present_in_fs"] and r["is_present_in_metadata"] for r in rows), rows
     assert sum(summary["instant_time"] in r["file_name"] for r in rows) == summary["log_files"]
     after = read_hudi_snapshot(spark, base, {"hoodie.metadata.enable": "true"})
@@ -205,11 +210,7 @@ def test_an_abandoned_resize_takes_the_copies_with_it(spark, tmp_path):
     assert not any(p.exists() for p in copies)
     timeline = load_table(base).timeline
     assert timeline.pending() == [] and timeline.get(pending) is None
-    spark.sql(f"create table cb_abandoned using hudi location '{base}'")
-    try:
-        rows = [r.asDict() for r in spark.sql("call validate_metadata_table_files(table => 'cb_abandoned', verbose => true)").collect()]
-    finally:
-        spark.sql("drop table cb_abandoned")
+    rows = validated_files(spark, base, "cb_abandoned")
     assert rows and all(r["is_present_in_fs"] and r["is_present_in_metadata"] for r in rows), rows
     assert not [r for r in rows if pending in r["file_name"]]
     after = read_hudi_snapshot(spark, base, {"hoodie.metadata.enable": "true"})
