@@ -104,8 +104,6 @@ def run(args) -> dict:
             print(f"rep {rep} {name:<5} {sample.seconds:7.2f}s wall {sample.cpu_seconds:7.2f}s CPU", flush=True)
             common.remove(copy)
     frame.unpersist()
-    seconds = {c: [s.seconds for s in samples[c]] for c in CONTENDERS}
-    cpu = {c: [s.cpu_seconds for s in samples[c]] for c in CONTENDERS}
     return {
         "benchmark": "bench_bucket_upsert",
         "command": " ".join([sys.executable, *sys.argv]),
@@ -114,22 +112,12 @@ def run(args) -> dict:
         "input": {"rows": args.rows, "buckets_per_partition": args.buckets, "partitions": 2},
         "batch": {"rows": batch.num_rows, "updates": args.batch // 10},
         "baseline": BASELINE,
-        "seconds": {c: common.stats(v) for c, v in seconds.items()},
-        "cpu_seconds": {c: common.stats(v) for c, v in cpu.items()},
-        "ratios": {"ours/hudi": common.ratio(seconds["ours"], seconds["hudi"])},
-        "cpu_ratios": {"ours/hudi": common.ratio(cpu["ours"], cpu["hudi"])},
+        **common.timings(samples, "ours", BASELINE),
     }
 
 
 def print_report(report: dict) -> None:
-    rows = []
-    for name in CONTENDERS:
-        wall, cpu = report["seconds"][name], report["cpu_seconds"][name]
-        rows.append([name, f"{wall['median']:.2f}", f"{wall['min']:.2f}-{wall['max']:.2f}", f"{cpu['median']:.2f}"])
-    print(common.fmt_table(["bucket upsert", "wall s (median)", "wall min-max", "CPU s (median)"], rows))
-    wall, cpu = report["ratios"]["ours/hudi"], report["cpu_ratios"]["ours/hudi"]
-    print(f"ours/hudi: wall {wall['of_medians']:.3f} (per rep {wall['paired_min']:.3f}-{wall['paired_max']:.3f}), "
-          f"CPU {cpu['of_medians']:.3f} (per rep {cpu['paired_min']:.3f}-{cpu['paired_max']:.3f})")  # fmt: skip
+    common.print_timings(report, "bucket upsert", "ours", BASELINE)
 
 
 def main(argv=None) -> int:

@@ -100,8 +100,6 @@ def run(args) -> dict:
     files = {name: {s.extra["files"] for s in samples[name]} for name in CONTENDERS}
     if len(set().union(*files.values())) != 1:
         raise AssertionError(f"the contenders did not write the same files (count of base files after): {files}")
-    seconds = {c: [s.seconds for s in samples[c]] for c in CONTENDERS}
-    cpu = {c: [s.cpu_seconds for s in samples[c]] for c in CONTENDERS}
     return {
         "benchmark": "bench_upsert",
         "command": " ".join([sys.executable, *sys.argv]),
@@ -110,23 +108,13 @@ def run(args) -> dict:
         "input": {**info, "path": str(source.relative_to(common.REPO_ROOT))},
         "batch": {"rows": batch.num_rows, "updates": n_updates, "inserts": n_inserts},
         "baseline": BASELINE,
-        "seconds": {c: common.stats(v) for c, v in seconds.items()},
-        "cpu_seconds": {c: common.stats(v) for c, v in cpu.items()},
+        **common.timings(samples, "ours", BASELINE),
         "per_rep": {c: [s.extra for s in samples[c]] for c in CONTENDERS},
-        "ratios": {"ours/hudi": common.ratio(seconds["ours"], seconds["hudi"])},
-        "cpu_ratios": {"ours/hudi": common.ratio(cpu["ours"], cpu["hudi"])},
     }
 
 
 def print_report(report: dict) -> None:
-    rows = []
-    for name in CONTENDERS:
-        wall, cpu = report["seconds"][name], report["cpu_seconds"][name]
-        rows.append([name, f"{wall['median']:.2f}", f"{wall['min']:.2f}-{wall['max']:.2f}", f"{cpu['median']:.2f}"])
-    print(common.fmt_table(["upsert", "wall s (median)", "wall min-max", "CPU s (median)"], rows))
-    wall, cpu = report["ratios"]["ours/hudi"], report["cpu_ratios"]["ours/hudi"]
-    print(f"ours/hudi: wall {wall['of_medians']:.3f} (per rep {wall['paired_min']:.3f}-{wall['paired_max']:.3f}), "
-          f"CPU {cpu['of_medians']:.3f} (per rep {cpu['paired_min']:.3f}-{cpu['paired_max']:.3f})")  # fmt: skip
+    common.print_timings(report, "upsert", "ours", BASELINE)
 
 
 def main(argv=None) -> int:

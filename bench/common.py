@@ -472,6 +472,33 @@ def ratio(numerator: Sequence[float], denominator: Sequence[float]) -> dict:
     }  # fmt: skip
 
 
+def timings(samples: dict[str, list["Sample"]], numerator: str, baseline: str) -> dict:
+    """Wall and CPU statistics per contender, and the ``numerator``/``baseline`` ratios of both: the report keys
+    ``seconds``, ``cpu_seconds``, ``ratios``, ``cpu_ratios``."""
+    seconds = {c: [s.seconds for s in runs] for c, runs in samples.items()}
+    cpu = {c: [s.cpu_seconds for s in runs] for c, runs in samples.items()}
+    key = f"{numerator}/{baseline}"
+    return {
+        "seconds": {c: stats(v) for c, v in seconds.items()},
+        "cpu_seconds": {c: stats(v) for c, v in cpu.items()},
+        "ratios": {key: ratio(seconds[numerator], seconds[baseline])},
+        "cpu_ratios": {key: ratio(cpu[numerator], cpu[baseline])},
+    }
+
+
+def print_timings(report: dict, label: str, numerator: str, baseline: str) -> None:
+    """The table of :func:`timings` (median and min-max wall, median CPU) and its ratio line."""
+    rows = []
+    for name in report["seconds"]:
+        wall, cpu = report["seconds"][name], report["cpu_seconds"][name]
+        rows.append([name, f"{wall['median']:.2f}", f"{wall['min']:.2f}-{wall['max']:.2f}", f"{cpu['median']:.2f}"])
+    print(fmt_table([label, "wall s (median)", "wall min-max", "CPU s (median)"], rows))
+    key = f"{numerator}/{baseline}"
+    wall, cpu = report["ratios"][key], report["cpu_ratios"][key]
+    print(f"{key}: wall {wall['of_medians']:.3f} (per rep {wall['paired_min']:.3f}-{wall['paired_max']:.3f}), "
+          f"CPU {cpu['of_medians']:.3f} (per rep {cpu['paired_min']:.3f}-{cpu['paired_max']:.3f})")  # fmt: skip
+
+
 def machine() -> dict:
     import pyarrow
     import pyspark
