@@ -29,6 +29,7 @@ from ..errors import PlanError
 from ..failpoints import failpoint
 from ..mdt import deltacommit as mdt_deltacommit
 from ..write.base_file import TEMP_DIR, marked_files
+from ..write.instant import WRITE_ACTIONS
 from ..table import HudiTable, Instant, State
 from ..mdt.commit import completion_after, write_metadata_deltacommit
 from ..mdt.partitions import CommitFiles
@@ -74,7 +75,7 @@ def duplicate_copies(table: HudiTable, instant_time: str) -> set[str]:
         return found
     writing = set()
     for pending in table.timeline.pending():
-        if pending.time != instant_time and pending.action in ("commit", "deltacommit"):
+        if pending.time != instant_time and pending.action in WRITE_ACTIONS:
             writing |= table_markers.marked_files(table.storage, pending.time)
     return found - writing
 
