@@ -337,13 +337,27 @@ def _to_spark_df(spark, data, base_path=None):
     if isinstance(data, (pa.Table, pa.RecordBatch)):
         table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
         schema = from_arrow_schema(table.schema)
-        return spark.createDataFrame([tuple(r.values()) for r in table.to_pylist()], schema=schema)
+        columns = [[_spark_value(f.type, v) for v in table.column(f.name).to_pylist()] for f in table.schema]
+        return spark.createDataFrame(list(zip(*columns)) if columns else [], schema=schema)
     rows = list(data)
     if base_path is not None and _table_exists(base_path) and completed_instants(base_path):
         existing = spark.read.format("hudi").load(str(base_path)).drop(*META_COLUMNS).schema
         names = existing.fieldNames()
         return spark.createDataFrame([tuple(row.get(n) for n in names) for row in rows], schema=existing)
     return _to_spark_df(spark, pa.Table.from_pylist(rows))
+
+
+def _spark_value(arrow_type: pa.DataType, value):
+    """A value as Spark's ``createDataFrame`` takes it: Arrow's maps come as lists of pairs, Spark wants dicts."""
+    if value is None:
+        return None
+    if pa.types.is_map(arrow_type):
+        return {k: _spark_value(arrow_type.item_type, v) for k, v in value}
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return [_spark_value(arrow_type.value_type, v) for v in value]
+    if pa.types.is_struct(arrow_type):
+        return tuple(_spark_value(f.type, value.get(f.name)) for f in arrow_type)
+    return value
 
 
 def _new_instants(base_path, before: set[str]) -> list[str]:
