@@ -215,8 +215,10 @@ def _spill_root(task: GroupTask) -> str | None:
 
 
 def _target_schema(task: GroupTask, size: GroupSize) -> pa.Schema:
-    """One schema for every batch (spill files and output files need one): the base files' schemas unified, and
-    the table's latest schema (hudi-rs) when log files may add columns."""
+    """One schema for every batch (spill files and output files need one): the table's latest schema; for a table
+    that records none, the base files' schemas unified, and hudi-rs's when log files may add columns."""
+    if task.read_schema is not None:
+        return task.read_schema.target
     schemas = [size.schema] if size.schema is not None else []
     if any(s.log_files for s in task.group.slices) or not schemas:
         from hudi import HudiTable as RsTable
@@ -250,16 +252,16 @@ def slice_batches(task: GroupTask, schema: pa.Schema) -> Iterator[tuple[InputSli
     reader = task.slice_reader()
     for input_slice in task.group.slices:
         where = f"file group {input_slice.partition}/{input_slice.file_id}"
-        pending: list[pa.RecordBatch] = []
+        pending: list[pa.Table] = []
         rows = 0
-        for record_batch in reader.stream(input_slice, READ_BATCH_ROWS):
-            pending.append(record_batch)
-            rows += record_batch.num_rows
+        for table in reader.stream(input_slice, READ_BATCH_ROWS):
+            pending.append(table)
+            rows += table.num_rows
             if rows >= READ_BATCH_ROWS:
-                yield input_slice, _conform(pa.Table.from_batches(pending), schema, where)
+                yield input_slice, _conform(pa.concat_tables(pending), schema, where)
                 pending, rows = [], 0
         if pending:
-            yield input_slice, _conform(pa.Table.from_batches(pending), schema, where)
+            yield input_slice, _conform(pa.concat_tables(pending), schema, where)
 
 
 def _sample_boundaries(task: GroupTask, key: SortKey, ranges: int, size: GroupSize,
@@ -285,8 +287,8 @@ def _sample(task: GroupTask, columns: list[str], wanted: int, size: GroupSize, s
 
 
 def _base_key_batches(task: GroupTask, columns: list[str], fields: pa.Schema) -> Iterator[pa.Table]:
+    reader = task.slice_reader()
     for input_slice in task.group.slices:
         if input_slice.base_file:
-            source = pq.ParquetFile(input_slice.base_file, filesystem=task.storage.fs)
-            for record_batch in source.iter_batches(batch_size=READ_BATCH_ROWS, columns=columns):
-                yield _conform(pa.Table.from_batches([record_batch]), fields, "sample")
+            for table in reader.base_columns(input_slice.base_file, columns, READ_BATCH_ROWS):
+                yield _conform(table, fields, "sample")

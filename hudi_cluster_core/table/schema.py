@@ -1,10 +1,16 @@
-"""The table's schema as Hudi records it, and checks of configured columns against it."""
+"""The table's schema as Hudi records it, checks of configured columns against it, and how a rewrite reads files
+written under older versions of it."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 
-from ..errors import ConfigError
+import pyarrow as pa
+
+from ..avro.arrow_schema import UnsupportedAvroType, arrow_schema
+from ..errors import ConfigError, PlanError
 from . import HudiTable
 
 SORT_COLUMNS_KEY = "hoodie.clustering.plan.strategy.sort.columns"
@@ -37,3 +43,85 @@ def check_sort_columns(table: HudiTable, sort_columns: str | None) -> None:
             f"{SORT_COLUMNS_KEY}={sort_columns}: {', '.join(missing)} not in the table; "
             f"columns: {', '.join(data_fields)}"
         )
+
+
+# ------------------------------------------------------------------------------------------ reading older files
+
+SCHEMA_HISTORY_DIR = ".hoodie/.schema"
+DROP_PARTITION_COLUMNS_KEY = "hoodie.datasource.write.drop.partition.columns"
+# a rename tree: old name -> (latest name, or "" when the latest schema dropped it; the renames below it)
+RenameTree = Mapping[str, "tuple[str, RenameTree]"]
+
+
+@dataclass(frozen=True)
+class ReadSchema:
+    """How a rewrite reads the table's files: every row in ``target``, the table's latest schema (Arrow, meta
+    columns first), matched by name; on a table with schema on read (``hoodie.schema.on.read.enable``), a file
+    written under an older version of the schema has its columns renamed (and dropped) by column id first."""
+
+    target: pa.Schema
+    versions: tuple[tuple[int, dict], ...] = ()  # (version id, internal schema record), oldest first
+    latest: dict | None = None  # the latest internal schema record
+
+    def renames(self, instant_time: str) -> RenameTree:
+        """The renames for a file written at ``instant_time`` (under the newest version not after it)."""
+        if not self.versions or self.latest is None:
+            return {}
+        version = int(instant_time[:17].ljust(17, "0")) if instant_time.isdigit() else 0
+        written = [record for vid, record in self.versions if vid <= version]
+        if not written:
+            return {}
+        return _rename_tree(written[-1].get("fields", []), self.latest.get("fields", []))
+
+
+def read_schema(table: HudiTable) -> ReadSchema | None:
+    """The table's :class:`ReadSchema`, or None when no commit records a schema (the files' own are used)."""
+    text = table_schema(table)
+    if not text:
+        return None
+    drop: tuple[str, ...] = ()
+    if table.config.props.get(DROP_PARTITION_COLUMNS_KEY, "false").lower() == "true":
+        drop = tuple(f.split(":", 1)[0] for f in table.config.partition_fields)  # they live in the paths only
+    try:
+        target = arrow_schema(text, drop=drop)
+    except UnsupportedAvroType as exc:
+        raise PlanError(f"the table's schema: {exc}") from None
+    versions = _schema_history(table)
+    return ReadSchema(target, versions, versions[-1][1] if versions else None)
+
+
+def _schema_history(table: HudiTable) -> tuple[tuple[int, dict], ...]:
+    """Every version of the internal schema, from the newest completed ``.hoodie/.schema/*.schemacommit``."""
+    directory = table.storage.join(SCHEMA_HISTORY_DIR)
+    done = sorted(e.name for e in table.storage.list(directory) if e.name.endswith(".schemacommit") and not e.is_dir)
+    if not done:
+        return ()
+    history = json.loads(table.storage.read_bytes(table.storage.join(SCHEMA_HISTORY_DIR, done[-1])))
+    return tuple(sorted((int(s["version_id"]), s) for s in history.get("schemas", [])))
+
+
+def _rename_tree(old_fields: list[dict], new_fields: list[dict]) -> dict:
+    by_id = {f["id"]: f for f in new_fields}
+    tree: dict = {}
+    for field in old_fields:
+        new = by_id.get(field["id"])
+        if new is None:
+            tree[field["name"]] = ("", {})
+            continue
+        below = _rename_tree(_record_fields(field["type"]), _record_fields(new["type"]))
+        if new["name"] != field["name"] or below:
+            tree[field["name"]] = (new["name"], below)
+    return tree
+
+
+def _record_fields(internal_type: object) -> list[dict]:
+    """The fields of a record type, or of the record an array's element or a map's value is."""
+    if not isinstance(internal_type, dict):
+        return []
+    if internal_type.get("type") == "record":
+        return internal_type.get("fields", [])
+    if internal_type.get("type") == "array":
+        return _record_fields(internal_type.get("element"))
+    if internal_type.get("type") == "map":
+        return _record_fields(internal_type.get("value"))
+    return []
