@@ -15,6 +15,7 @@ from .plan.schedule import schedule
 from .plugins import StrategyRegistry, default_registry
 from .run.recovery import Ownership, claim, free_pending, recover
 from .table import HudiTable, State, load_table
+from .table.checks import check_clusterable
 from .table.lock_provider import lock_file_for, use_lock_file
 from .table.ownership import timeline_lock
 from .table.timeline import retry_when_timeline_changes
@@ -163,6 +164,7 @@ def _cluster(
     use_lock_file(table.storage, lock_file_for(table.storage, config.raw))
     if mode == "purge_pending_instant":
         return _purge(table, instant_time, ownership, dry_run)
+    check_clusterable(table, config.raw)  # a layout we would break (not parquet, a simple bucket index): refused
     rolled_back: list[str] = []
     if mode != "schedule" and not dry_run:
         rolled_back = recover(table, ownership, keep_plans=retry_last_failed_clustering_job)

@@ -8,6 +8,8 @@ trust. The active timeline is small, so decoding every file a run depends on up 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Mapping
 
 from ..avro import decode_avro
 from ..errors import TableError
@@ -39,6 +41,43 @@ def check_timeline(table: HudiTable, *, plans: bool = True) -> None:
             decode_avro(data, source=timeline.path_of(requested.file_name))
 
 
+# Hudi's simple bucket index names each file group by its bucket: ``%08d`` of the bucket number, then a UUID
+_SIMPLE_BUCKET_FILE_ID = re.compile(r"^\d{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(-\d+)?$")
+CONSISTENT_HASHING_DIR = ".hoodie/.bucket_index/consistent_hashing_metadata"
+
+
+def check_clusterable(table: HudiTable, config: Mapping[str, object]) -> None:
+    """Refuse, before anything is written, a table whose layout a clustering of ours would break:
+
+    * base files that are not parquet (ORC, HFile, Lance): we write parquet only;
+    * a simple bucket index: its file groups are its buckets (the file id starts with the bucket number), so
+      stitching them would leave records where the index no longer finds them. Apache Hudi refuses these too
+      (``SparkExecuteClusteringCommitActionExecutor is not compatible with table layout HoodieSimpleBucketLayout``),
+      once its job says ``hoodie.index.type=BUCKET``; hoodie.properties does not record the index, so without that
+      key a table whose every file group is named as a bucket is taken for one."""
+    fmt = table.config.props.get("hoodie.table.base.file.format", "PARQUET").strip().upper()
+    if fmt != "PARQUET":
+        raise TableError(
+            f"table {table.base_path}: its base files are {fmt} (hoodie.table.base.file.format); hudi-cluster writes "
+            "parquet base files only, so it does not cluster this table (Apache Hudi's clustering does)"
+        )
+    index = str(config.get("hoodie.index.type", "")).strip().upper()
+    engine = str(config.get("hoodie.index.bucket.engine", "SIMPLE")).strip().upper()
+    if index and (index != "BUCKET" or engine != "SIMPLE"):
+        return
+    if table.storage.exists(table.storage.join(CONSISTENT_HASHING_DIR)):
+        return  # a consistent-hashing bucket index: the consistent-bucket strategies resize it
+    if index != "BUCKET":
+        file_ids = {s.file_id for s in table.view().latest_file_slices()}
+        if len(file_ids) < 2 or not all(_SIMPLE_BUCKET_FILE_ID.match(f) for f in file_ids):
+            return
+    raise TableError(
+        f"table {table.base_path} has a simple bucket index (hoodie.index.type=BUCKET, hoodie.index.bucket.engine="
+        "SIMPLE): each file group is a bucket, and clustering would move records out of their buckets, so it is "
+        "not done (Apache Hudi refuses it too); if the table uses another index, set hoodie.index.type to it"
+    )
+
+
 def check_writable(table: HudiTable) -> None:
     """Raise :class:`TableError` unless this process may create files in ``.hoodie/`` and the timeline directory.
 
@@ -66,4 +105,4 @@ def _user_name() -> str:
         return f"uid {uid}"
 
 
-__all__ = ["check_timeline", "check_writable"]
+__all__ = ["check_clusterable", "check_timeline", "check_writable"]
