@@ -6,6 +6,7 @@ refused here in one line, the table untouched."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -15,9 +16,10 @@ import pytest
 
 from hudi_cluster_core.api import cluster
 from hudi_cluster_core.errors import HudiClusterError
+from hudi_cluster_core.table import load_table
 from tests.support.apache_hudi import META_COLUMNS, read_hudi_snapshot
 from tests.support.readers import assert_same_rows, read_hudi_rs
-from tests.support.shapes import CLUSTER_ALL, SHAPES, Shape, writer_for
+from tests.support.shapes import CLUSTER_ALL, SHAPES, SHAPES_BY_NAME, Shape, writer_for
 
 
 def _timeline_files(base: str) -> list[str]:
@@ -125,7 +127,7 @@ def built(spark, tmp_path_factory):
             path = root / "built" / shape.name
             shape.build(writer_for(shape, spark, str(path)))
             cache[shape.name] = path
-        target = root / "run" / shape.name
+        target = root / "run" / f"{shape.name}_{len(list((root / 'run').glob('*'))) if (root / 'run').is_dir() else 0}"
         shutil.copytree(cache[shape.name], target)
         return str(target)
 
@@ -135,3 +137,29 @@ def built(spark, tmp_path_factory):
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
 def test_shape(spark, built, shape):
     check_shape(spark, shape, built(shape))
+
+
+def test_cdc_logs_are_log_files_of_their_slice_as_in_apache_hudis_view(spark, built):
+    """A COW table with CDC writes ``.cdc`` change logs. Apache Hudi's file-system view (``show_fsview_latest``)
+    lists them as log files of their slice, and its clustering plans carry them; its readers skip them when they
+    merge. Ours lists and plans them the same way (and skips them too, see the cdc shapes)."""
+    base = built(SHAPES_BY_NAME["cdc_cow"])
+    table = load_table(base)
+    ours = {(s.partition, s.file_id): sorted(log.name for log in s.log_files) for s in table.view().latest_file_slices()}
+    name = "fsview_" + Path(base).name
+    spark.sql(f"create table if not exists {name} using hudi location '{base}'")
+    try:
+        theirs = {}
+        for partition in table.view().partitions:
+            for row in spark.sql(f"call show_fsview_latest(table => '{name}', partition_path => '{partition}')").collect():
+                logs = re.findall(r"pathStr='[^']*/([^/']+)'", row["delta_files_compaction_scheduled"]
+                                  + row["delta_files_compaction_unscheduled"])  # fmt: skip
+                theirs[(row["partition"], row["file_id"])] = sorted(logs)
+    finally:
+        spark.sql(f"drop table if exists {name}")
+    assert ours == theirs
+    assert any(n.endswith(".cdc") for names in ours.values() for n in names)
+    scheduled = cluster(base, "schedule", CLUSTER_ALL, spark=spark)
+    plan = load_table(base).timeline.clustering_plan(scheduled.instant_time)
+    planned = [p for g in plan["inputGroups"] for s in g["slices"] for p in s["deltaFilePaths"]]
+    assert sorted(p.rsplit("/", 1)[-1] for p in planned) == sorted(n for names in ours.values() for n in names)
