@@ -242,24 +242,36 @@ def _partition_range(storage: Storage, partition: str, column: str, new: list[Co
                      committed: list[Committed], target: ValueType | None, version: int) -> tuple[ColumnRange | None, bool]:  # fmt: skip
     """The partition's merged range of ``column`` and whether it is a tight bound (module docstring); None when
     not even the new files' ranges fit the table's type (then the record Hudi's readers have stays)."""
-    entries: list[Committed] = [(r.name, r) for r in new]
-    entries += [(name, found if found is not None else _rebuilt(storage, partition, name, column, version))
-                for name, found in committed]  # fmt: skip
-    types = {r.value_type for _, r in entries if r is not None and has_values(r)}
+    def from_footer(name: str) -> ColumnRange | None:
+        return _rebuilt(storage, partition, name, column, version)
+
+    # (file name, its range, whether that range is already the footer's)
+    entries = [(name, found if found is not None else from_footer(name), found is None) for name, found in committed]
+    types = {r.value_type for r in [*new, *(r for _, r, _ in entries)] if r is not None and has_values(r)}
     target = target or next(iter(types), None)
+    fitted = [(name, r) for name, r, _ in entries]
     if target is not None and (version >= 2 or len(types) > 1 or any(t.ordinal != V1 for t in types)):
-        entries = [(name, None if r is None else convert(r, target)) for name, r in entries]  # V1: only if they differ
-    if any(r is None for _, r in entries[: len(new)]):
-        log.warning("partition_stats of column %r in partition %r are left as they are: the new files' stats are "
-                    "not of the table's type %s", column, partition, target)  # fmt: skip
-        return None, False
-    left_out = sorted(name for name, r in entries if r is None)
+        # V2 always takes the table's type; V1 only when the files disagree
+        new_fitted = [convert(r, target) for r in new]
+        if any(r is None for r in new_fitted):
+            log.warning("partition_stats of column %r in partition %r are left as they are: the new files' stats "
+                        "are not of the table's type %s", column, partition, target)  # fmt: skip
+            return None, False
+        new = [r for r in new_fitted if r is not None]
+        fitted = []
+        for name, found, from_file in entries:
+            fit = None if found is None else convert(found, target)
+            if fit is None and not from_file:  # a record of another type: the file's footer, as Hudi reads it
+                again = from_footer(name)
+                fit = None if again is None else convert(again, target)
+            fitted.append((name, fit))
+    left_out = sorted(name for name, r in fitted if r is None)
     if not left_out:
-        return merge_all(r for _, r in entries if r is not None), True
+        return merge_all([*new, *(r for _, r in fitted if r is not None)]), True
     log.warning("partition_stats of column %r in partition %r cover the new files alone (isTightBound false, Hudi's "
                 "readers merge them into the record they have): the column stats of %s can't be merged into the "
                 "table's type %s", column, partition, ", ".join(left_out[:5]), target)  # fmt: skip
-    return merge_all(r for _, r in entries[: len(new)] if r is not None), False
+    return merge_all(new), False
 
 
 def _table_types(schema: str | None, version: int) -> dict[str, ValueType]:
