@@ -139,10 +139,10 @@ def test_the_tables_hold_every_kind_of_stats(clustered):
         assert column_stats.index_version(records_storage(template), read_hoodie_properties(template)) == 1
 
 
-def records_storage(base: str):
+def records_storage(base: str | Path):
     from hudi_cluster_core.io.storage import Storage
 
-    return Storage(base)
+    return Storage(str(base))
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -223,6 +223,23 @@ def test_default_columns_are_the_ones_hudi_recorded(clustered):
 
 
 # ------------------------------------------------------------- what can't be merged never stops a commit
+
+
+def test_a_column_the_schema_no_longer_has_is_not_indexed(table_copy):
+    """``sourceFields`` naming a column the table schema no longer has (dropped by schema evolution): the column is
+    neither indexed for the new files nor merged into partition stats (Hudi takes its columns from the schema)."""
+    from hudi_cluster_core.table import load_table
+    from hudi_cluster_core.table.schema import table_schema
+
+    base = Path(table_copy(TXNS))
+    defs_path = base / ".hoodie/.index_defs/index.json"
+    defs = json.loads(defs_path.read_text())
+    recorded = defs["indexDefinitions"]["column_stats"]["sourceFields"]
+    defs["indexDefinitions"]["column_stats"]["sourceFields"] = [*recorded[:5], "gone", *recorded[5:]]
+    defs_path.write_text(json.dumps(defs))
+    columns = column_stats.indexed_columns(records_storage(base), read_hoodie_properties(base),
+                                           table_schema(load_table(str(base))))  # fmt: skip
+    assert columns == recorded
 
 TXNS = "cow_v9_txns_simple_overwrite"
 TXNS_DONE = "20260403184001282_20260403184002260.replacecommit"

@@ -186,6 +186,11 @@ def from_avro(stats: Mapping[str, Any]) -> ColumnRange:
     """A ``HoodieMetadataColumnStats`` record read back (fastavro, wrappers as ``(name, record)`` or dicts)."""
     (low_wrapper, low), (high_wrapper, high) = _unwrap(stats.get("minValue")), _unwrap(stats.get("maxValue"))
     value_type = _value_type(stats, {w for w in (low_wrapper, high_wrapper) if w is not None})
+    if value_type.kind == UUID:
+        try:
+            [uuid.UUID(v) for v in (low, high) if v is not None]
+        except ValueError:
+            raise UnusableStats(f"UUID stats {low!r}, {high!r} are no UUIDs") from None
     if value_type.v1_wrapper == "DecimalWrapper":  # fastavro decodes the decimal(30,15); raw bytes if not
         low, high = (v if v is None or isinstance(v, Decimal) else
                      Decimal(int.from_bytes(v, "big", signed=True)).scaleb(-V1_DECIMAL_SCALE) for v in (low, high))  # fmt: skip
