@@ -33,7 +33,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hudi_cluster_core.api import cluster
-from hudi_cluster_core.mdt import column_ranges, index_keys, log_block
+from hudi_cluster_core.mdt import column_ranges, footers, index_keys, log_block, value_types
 from hudi_cluster_core.mdt.column_ranges import ColumnRange, ValueType
 from hudi_cluster_core.mdt.hfile import read_hfile
 from tests.support.apache_hudi import (
@@ -225,7 +225,7 @@ def test_footer_stats_and_keys_equal_hudis_column_stats_records_in_the_fixtures(
         (path,) = [p for p in table.rglob(stats["fileName"]) if ".hoodie" not in p.parts]
         partition = "" if path.parent == table else path.parent.name
         assert index_keys.column_stats_key(stats["columnName"], partition, stats["fileName"]) == key
-        (ours,) = column_ranges.footer_ranges(pq.read_metadata(path), stats["fileName"], [stats["columnName"]])
+        (ours,) = footers.footer_ranges(pq.read_metadata(path), stats["fileName"], [stats["columnName"]])
         assert ours == column_ranges.from_avro(stats), (stats["fileName"], stats["columnName"])
         mine = ours.avro()
         for side in ("minValue", "maxValue"):
@@ -548,21 +548,21 @@ def test_stats_keys_are_fixed_width_base64_of_the_hashes(column, partition, file
     assert index_keys.bloom_filter_key(partition, file_name) == key[12:]
 
 
-def test_partition_stats_widen_older_files_to_the_table_type_and_name_other_changes():
+def test_partition_stats_widen_older_files_to_the_table_type_and_leave_out_other_changes():
     """Schema evolution: partition stats take the table schema's type (Hudi's getColumnRangeInPartition); older
-    files' int/long/float stats are widened as Java widens them, any other change is an error naming the column."""
+    files' int/long/float stats are widened as Java widens them; a change that would not keep min and max bounds
+    (long to string) gives None, never an error."""
     as_int = ColumnRange("old.parquet", "c", -3, 7, 0, 4, 10, 20, ValueType(column_ranges.INT))
     as_float = ColumnRange("old.parquet", "c", 0.1, 2.5, 0, 4, 10, 20, ValueType(column_ranges.FLOAT))
     as_long = ColumnRange("new.parquet", "c", -(2**40), 5, 1, 3, 10, 20, ValueType(column_ranges.LONG))
     long_type, double_type = ValueType(column_ranges.LONG), ValueType(column_ranges.DOUBLE)
-    merged = column_ranges.merge_all(column_ranges.promoted(r, long_type) for r in (as_int, as_long))
+    merged = column_ranges.merge_all(value_types.convert(r, long_type) for r in (as_int, as_long))
     assert merged is not None and (merged.min, merged.max, merged.value_type) == (-(2**40), 7, long_type)
-    widened = column_ranges.promoted(as_float, double_type)
-    assert (widened.min, widened.max) == (0.1, 2.5)  # Double.valueOf(0.1f + ""), not 0.10000000149011612
-    with pytest.raises(ValueError, match="'c' of new.parquet"):
-        column_ranges.promoted(as_long, ValueType(column_ranges.STRING))
-    assert column_ranges.value_type_of_avro(["null", {"type": "fixed", "name": "f", "size": 5, "logicalType": "decimal",
-                                                      "precision": 10, "scale": 2}]) == ValueType(column_ranges.DECIMAL, "10,2")  # fmt: skip
-    assert column_ranges.value_type_of_avro({"type": "long", "logicalType": "timestamp-micros"}) == ValueType(16)
-    assert column_ranges.value_type_of_avro(["null", {"type": "int", "logicalType": "date"}]) == ValueType(column_ranges.DATE)
-    assert column_ranges.value_type_of_avro(["null", {"type": "array", "items": "int"}]) is None
+    widened = value_types.convert(as_float, double_type)
+    assert widened is not None and (widened.min, widened.max) == (0.1, 2.5)  # Double.valueOf(0.1f + "")
+    assert value_types.convert(as_long, ValueType(column_ranges.STRING)) is None
+    assert value_types.value_type_of_avro(["null", {"type": "fixed", "name": "f", "size": 5, "logicalType": "decimal",
+                                                    "precision": 10, "scale": 2}]) == ValueType(column_ranges.DECIMAL, "10,2")  # fmt: skip
+    assert value_types.value_type_of_avro({"type": "long", "logicalType": "timestamp-micros"}) == ValueType(16)
+    assert value_types.value_type_of_avro(["null", {"type": "int", "logicalType": "date"}]) == ValueType(column_ranges.DATE)
+    assert value_types.value_type_of_avro(["null", {"type": "array", "items": "int"}]) is None
