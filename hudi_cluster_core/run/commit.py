@@ -39,7 +39,7 @@ from ..table import HudiTable, State
 from ..mdt.commit import completion_after, keep_metadata_table
 from ..mdt.partitions import CommitFiles
 from ..table.ownership import Heartbeat, timeline_lock
-from ..table.schema import table_schema
+from ..table.schema import schema_metadata
 from ..plan.avro_plan import StoredPlan
 from .conflicts import find_conflicts
 
@@ -99,12 +99,11 @@ def _commit_locked(table: HudiTable, plan: StoredPlan, stats: list[dict], execut
     replaced: dict[str, list[str]] = defaultdict(list)
     for group in plan.groups:
         replaced[group.partition].extend(group.file_ids)
-    schema = table_schema(table)
     metadata = {
         "partitionToWriteStats": dict(write_stats),
         "partitionToReplaceFileIds": dict(replaced),
         "compacted": False,
-        "extraMetadata": {"schema": schema} if schema else {},
+        "extraMetadata": schema_metadata(table),
         "operationType": "CLUSTER",
     }
     layout = timeline.layout_version

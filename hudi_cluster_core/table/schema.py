@@ -14,6 +14,7 @@ from ..errors import ConfigError, PlanError
 from . import HudiTable
 
 SORT_COLUMNS_KEY = "hoodie.clustering.plan.strategy.sort.columns"
+LATEST_SCHEMA_KEY = "latest_schema"  # the internal schema (column ids) of a table with schema on read
 META_FIELDS = (
     "_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
     "_hoodie_file_name",
@@ -28,6 +29,22 @@ def table_schema(table: HudiTable) -> str | None:
         if schema:
             return schema
     return table.config.props.get("hoodie.table.create.schema")
+
+
+def schema_metadata(table: HudiTable) -> dict[str, str]:
+    """The schema keys a commit of ours records, as Hudi's commits do: ``schema`` (Avro) and, on a table with
+    schema on read, ``latest_schema`` (the internal schema with column ids), each from the newest commit having it."""
+    found: dict[str, str] = {}
+    for instant in reversed(table.timeline.completed()):
+        extra = table.timeline.commit_metadata(instant).get("extraMetadata") or {}
+        for key in ("schema", LATEST_SCHEMA_KEY):
+            if extra.get(key) and key not in found:
+                found[key] = extra[key]
+        if "schema" in found:
+            break  # the internal schema, if any, is recorded with it
+    if "schema" not in found and table.config.props.get("hoodie.table.create.schema"):
+        found["schema"] = table.config.props["hoodie.table.create.schema"]
+    return found
 
 
 def check_sort_columns(table: HudiTable, sort_columns: str | None) -> None:
