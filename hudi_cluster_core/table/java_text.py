@@ -74,15 +74,21 @@ def java_floating(value: float, single: bool = False) -> str:
     if value == 0:
         return sign + "0.0"
     shortest = np.format_float_scientific(np.float32(abs(value)) if single else abs(value), unique=True, trim="-")
-    mantissa, exponent_text = shortest.split("e")
-    digits = mantissa.replace(".", "").rstrip("0") or "0"
-    exponent = int(exponent_text)  # the first digit's power of ten
+    digits, exponent = _digits(shortest)
+    if len(digits) == 1:  # Java prints two digits at least: the two closest to the exact value (4.9E-324, 1.0)
+        digits, exponent = _digits(f"{abs(value):.1e}")
     if -3 <= exponent < 7:
         if exponent >= 0:
             whole = digits[: exponent + 1].ljust(exponent + 1, "0")
             return f"{sign}{whole}.{digits[exponent + 1:] or '0'}"
         return f"{sign}0.{'0' * (-exponent - 1)}{digits}"
     return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exponent}"
+
+
+def _digits(scientific: str) -> tuple[str, int]:
+    """Significant digits (no trailing zeros) and the first digit's power of ten of ``d.ddde±n`` text."""
+    mantissa, exponent = scientific.split("e")
+    return mantissa.replace(".", "").rstrip("0") or "0", int(exponent)
 
 
 def java_big_decimal(value: Decimal) -> str:

@@ -93,8 +93,10 @@ class TimestampPartition:
             raw = values.cast(pa.int64())  # Hudi's java.sql.Timestamp: its milliseconds, whatever the unit says
             values = raw if kind.unit == "ms" else pc.cast(pc.divide(raw, 1000), pa.int64())  # truncated toward 0
             return self._each(values, lambda millis: _print(millis, self._output_zone(), self.output_pattern))
-        if pa.types.is_timestamp(kind) or pa.types.is_date(kind) or pa.types.is_time(kind):
-            values = values.cast(pa.int64())  # the stored number (a date: its epoch day), as Hudi reads it
+        if pa.types.is_date(kind):
+            values = values.cast(pa.date32()).cast(pa.int32())  # its epoch day, as Hudi reads a LocalDate
+        elif pa.types.is_timestamp(kind) or pa.types.is_time(kind):
+            values = values.cast(pa.int64())  # the stored number, as Hudi reads it
         return self._each(values, self._text)
 
     @staticmethod
