@@ -31,7 +31,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import ConfigError
+from ..errors import ConfigError, TableError
 
 PREFIX = "hoodie.keygen.timebased."
 TYPE_KEY, UNIT_KEY = PREFIX + "timestamp.type", PREFIX + "timestamp.scalar.time.unit"
@@ -110,7 +110,8 @@ class TimestampPartition:
 
     def _text(self, value) -> str:
         if value is None and self.input_patterns:  # Hudi's default value: epoch millisecond 1, as a date string
-            value = _print(1, _zone(self.input_zone) if self.input_zone else dt.timezone.utc, self.input_patterns[0])
+            zone = self.input_zone or self.output_zone
+            value = _print(1, _zone(zone) if zone else dt.timezone.utc, self.input_patterns[0])
         if isinstance(value, str):
             if not self.input_patterns:
                 raise ConfigError(f"{TYPE_KEY}={self.timestamp_type}: a string partition value needs "
@@ -128,7 +129,7 @@ class TimestampPartition:
             found = _parse(text, pattern, _zone(self.input_zone) if self.input_zone else None)
             if found is not None:
                 return found
-        raise ValueError(f"partition value {text!r} matches none of {INPUT_FORMAT_KEY}={','.join(self.input_patterns)}")
+        raise TableError(f"partition value {text!r} matches none of {INPUT_FORMAT_KEY}={','.join(self.input_patterns)}")
 
 
 def _java_long(value) -> int:
@@ -204,10 +205,14 @@ def _parse(text: str, pattern: str, zone: dt.tzinfo | None) -> tuple[int, dt.tzi
     if offset is not None:
         sign, digits = (1, "0000") if offset == "Z" else (1 if offset[0] == "+" else -1, offset[1:].replace(":", ""))
         parsed_zone: dt.tzinfo = dt.timezone(sign * dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:])))
-    else:
-        parsed_zone = zone or dt.timezone.utc
     fraction = parts.get("S", "0")
     moment = dt.datetime(int(parts.get("y", parts.get("Y", "1970"))), int(parts.get("M", 1)), int(parts.get("d", 1)),
                          int(parts.get("H", 0)), int(parts.get("m", 0)), int(parts.get("s", 0)),
-                         int(fraction.ljust(3, "0")[:3]) * 1000, tzinfo=zone if offset is None and zone else parsed_zone)  # fmt: skip
-    return (moment - _EPOCH) // dt.timedelta(milliseconds=1), parsed_zone
+                         int(fraction.ljust(3, "0")[:3]) * 1000)  # fmt: skip
+    if offset is None:  # no offset in the text: the input zone, else (Joda's withOffsetParsed) the JVM's zone
+        moment = moment.replace(tzinfo=zone) if zone else moment.astimezone()
+        parsed_zone = moment.tzinfo or dt.timezone.utc
+    else:
+        moment = moment.replace(tzinfo=parsed_zone)
+    # an input zone is the parsed time's zone (Joda's withZone), else the offset read
+    return (moment - _EPOCH) // dt.timedelta(milliseconds=1), zone or parsed_zone
