@@ -52,7 +52,9 @@ def final_upsert(spark, shape: Shape, base: str, snapshot: pa.Table) -> pa.Table
     if shape.rs_differs_after:  # Apache Hudi's reader gives those columns in another type than the table's
         snapshot = read_hudi_rs(base)
     data = _data_columns(snapshot)
-    keys = [str(k) for k in snapshot["_hoodie_record_key"].to_pylist()]
+    # Apache Hudi reads a virtual-key table without meta columns: the notes then name the id
+    key_column = "_hoodie_record_key" if "_hoodie_record_key" in snapshot.column_names else "id"
+    keys = [str(k) for k in snapshot[key_column].to_pylist()]
     data = data.set_column(data.schema.get_field_index("note"), "note", pa.array([f"final-{k}" for k in keys]))
     data = data.set_column(data.schema.get_field_index("ts"), "ts", pc.add(data["ts"], 1_000_000))
     writer_for(shape, spark, base).write(data, "upsert")

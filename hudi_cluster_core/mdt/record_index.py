@@ -70,10 +70,15 @@ def unsupported(storage: Storage, table_config: Mapping[str, str]) -> str | None
     * Hudi 1.1's **partitioned** record index (``hoodie.metadata.record.level.index.enable``; index definition
       option ``isPartitioned=true``) keeps file groups per data partition and routes keys within them, not with
       the global ``hashCode % n`` used here;
-    * without meta columns (``hoodie.populate.meta.fields=false``) the new files hold no ``_hoodie_record_key``.
+    * without meta columns (``hoodie.populate.meta.fields=false``, virtual keys) Apache Hudi 1.1.1 lets the index
+      be enabled and builds it from the key fields, but none of its writes adds a key to it afterwards (a
+      ``WriteStatus`` tracks written records only with meta fields, ``HoodieTable.shouldTrackSuccessRecords``;
+      an index enabled with the table held no key after three inserts): it is stale from the first write, so it
+      is dropped rather than kept half right.
     """
     if str(table_config.get("hoodie.populate.meta.fields", "true")).lower() == "false":
-        return "the table has no meta columns (hoodie.populate.meta.fields=false) to read record keys from"
+        return ("the table has no meta columns (hoodie.populate.meta.fields=false): Apache Hudi's writers never "
+                "add keys to its record index, which is stale")  # fmt: skip
     relative = table_config.get("hoodie.table.index.defs.path") or INDEX_DEFS_DEFAULT
     path = relative if "://" in relative or relative.startswith("/") else storage.join(relative)
     if storage.exists(path):

@@ -14,6 +14,7 @@ from ..plan.validate import validate_plan
 from ..plugins import StrategyRegistry, call_hook
 from ..table import HudiTable, State
 from ..table.ownership import Heartbeat, timeline_lock
+from ..table.keygen import key_generator
 from ..table.schema import SORT_COLUMNS_KEY, check_sort_columns, read_schema
 from ..mdt.partitions import disabled_by_config
 from . import outofcore
@@ -70,11 +71,13 @@ def build_tasks(
     budget = memory_budget or outofcore.memory_budget(settings)
     spill_dir = settings.get(outofcore.SPILL_DIR_KEY) or None
     schema = read_schema(table)
+    # virtual keys: made by the table's key generator (a bad key generator setting stops here, before any write)
+    keys = None if table.config.populate_meta_fields else key_generator(table.config.props, settings)
     return [
         GroupTask(
             table.storage.base_uri, plan.instant_time, group, execution, params, dict(plan.strategy_params),
             settings, options, target, plan.preserve_hoodie_metadata, memory_budget=budget, spill_dir=spill_dir,
-            storage_options=table.storage.options, read_schema=schema,
+            storage_options=table.storage.options, read_schema=schema, key_generator=keys,
         )  # fmt: skip
         for group in plan.groups
     ]

@@ -21,6 +21,7 @@ from ..failpoints import failpoint
 from ..io.evolution import SchemaMismatch, conform, renamed, same_values
 from ..io.storage import Storage
 from ..plan.avro_plan import InputSlice, PlanGroup
+from ..table.keygen import KeyGenerator
 from ..table.naming import parse_base_file, parse_log_file
 from ..table.schema import ReadSchema, RenameTree
 from ..write.base_file import META_COLUMNS, TEMP_DIR, ParquetOptions, WriteContext, write_base_file
@@ -49,6 +50,7 @@ class GroupTask:
     unit: int = 0  # which of the group's ``units`` key ranges this task writes (in-group parallelism)
     units: int = 1
     read_schema: ReadSchema | None = None  # the table's latest schema: every row read is in it
+    key_generator: KeyGenerator | None = None  # virtual keys (hoodie.populate.meta.fields=false): record keys from it
 
     @property
     def partition(self) -> str:
@@ -76,15 +78,30 @@ class GroupTask:
         Strategies that write this way say so with the ``execution_splits_group`` hook. ``key``: another row
         order (a :class:`~hudi_cluster_core.run.spill.SortKey` that depends on each row alone)."""
         from .outofcore import write_sorted
+        from .virtual_keys import record_key_sort
 
+        key = key or record_key_sort(self.key_generator, list(columns), layout)
         return write_sorted(self, list(columns), layout, key)
+
+    def record_keys(self, rows: pa.Table) -> pa.ChunkedArray:
+        """The record keys of ``rows`` (``_hoodie_record_key``, or the key generator's for virtual keys)."""
+        return self._context().record_keys(rows)
+
+    def _context(self) -> WriteContext:
+        return WriteContext(self.base_uri, self.instant_time, self.partition, self.write_token, self.options,
+                            self.key_generator)  # fmt: skip
+
+    @property
+    def _restamps(self) -> bool:
+        # Hudi stamps the clustering instant only into populated meta fields; virtual keys leave them null
+        return not self.preserve_hoodie_metadata and self.key_generator is None
 
     def rolling_writer(self, bytes_per_row_hint: float | None = None, *, file_id: str | None = None) -> RollingWriter:
         """A writer of ordered rows into base files rolled at ``target_file_max_bytes`` (see ``write``);
         ``bytes_per_row_hint``: compressed bytes a row is expected to take, to size the first row group.
         ``file_id``: one file of that id, never rolled (a bucket is one file group, whatever its size)."""
-        context = WriteContext(self.base_uri, self.instant_time, self.partition, self.write_token, self.options)
-        restamp = None if self.preserve_hoodie_metadata else self._restamp_from
+        context = self._context()
+        restamp = self._restamp_from if self._restamps else None
         target = self.target_file_max_bytes if file_id is None else ONE_FILE
         return RollingWriter(self.storage, context, target, restamp, bytes_per_row_hint, file_id)
 
@@ -153,9 +170,9 @@ class GroupTask:
             _check_file_ids(file_ids, num_files, self.group.index)
         wanted = len(file_ids) if file_ids is not None else (num_files or self.num_output_file_groups)
         count = max(1, min(wanted, max(table.num_rows, 1)))
-        if not self.preserve_hoodie_metadata:
+        if self._restamps:
             table = _restamp(table, self.instant_time, self.write_token)
-        context = WriteContext(self.base_uri, self.instant_time, self.partition, self.write_token, self.options)
+        context = self._context()
         storage = self.storage
         rows_per_file = math.ceil(table.num_rows / count) if table.num_rows else 0
         stats = []

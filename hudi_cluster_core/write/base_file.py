@@ -3,6 +3,11 @@
 The Arrow data path stays here and in ``run/``; metadata (timeline, plans) never touches rows.
 A marker ``.hoodie/.temp/<T>/<partition>/<file>.marker.CREATE`` is created before each data file so that a
 rollback can find partial files (format notes section 4, trap 2).
+
+A table without meta fields (``hoodie.populate.meta.fields=false``) keeps all five ``_hoodie_*`` columns null, as
+Apache Hudi 1.1.1 writes them (``HoodieAvroParquetWriter`` stamps them only when meta fields are populated; its
+clustering leaves them null too, ``_hoodie_file_name`` included); the footer's bloom filter and key range then
+hold the keys the table's key generator makes (``WriteContext.keys``).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import pyarrow.parquet as pq
 
 from ..table import HudiTable
 from ..table import markers as table_markers
+from ..table.keygen import KeyGenerator
 from ..table.naming import make_base_file_name, new_file_id
 from ..io.bloom import bloom_footer
 from ..io.storage import Storage
@@ -70,6 +76,17 @@ class WriteContext:
     partition: str
     write_token: str
     options: ParquetOptions = field(default_factory=ParquetOptions)
+    keys: KeyGenerator | None = None  # virtual keys: the table's key generator (else _hoodie_record_key holds them)
+
+    def record_keys(self, rows: pa.Table) -> pa.ChunkedArray:
+        """The record keys of ``rows``: their ``_hoodie_record_key``, or the key generator's keys."""
+        if self.keys is None:
+            return rows.column("_hoodie_record_key")
+        return pa.chunked_array([self.keys.record_keys(rows)], pa.string())
+
+    def named(self, rows: pa.Table, file_name: str) -> pa.Table:
+        """``rows`` as stored in ``file_name``: ``_hoodie_file_name`` set when meta fields are populated."""
+        return rows if self.keys is not None else with_file_name(rows, file_name)
 
 
 def marker_path(storage: Storage, instant_time: str, relative_file: str, kind: str = "CREATE") -> str:
@@ -80,10 +97,6 @@ def marker_path(storage: Storage, instant_time: str, relative_file: str, kind: s
 def marked_files(table: HudiTable, instant_time: str) -> set[str]:
     """Data files (relative paths) that have a marker of ``instant_time`` (direct or timeline-server based)."""
     return table_markers.marked_files(table.storage, instant_time)
-
-
-def _footer_metadata(table: pa.Table, options: ParquetOptions) -> dict[str, str]:
-    return footer_for_keys(table.column("_hoodie_record_key"), options)
 
 
 def footer_for_keys(keys, options: ParquetOptions) -> dict[str, str]:
@@ -110,8 +123,8 @@ def write_base_file(storage: Storage, context: WriteContext, table: pa.Table, fi
     """Write one base file (marker first) and return its HoodieWriteStat fields."""
     started = time.monotonic()
     file_id, name, relative = new_base_file(storage, context, file_id)
-    table = with_file_name(table, name).replace_schema_metadata(None)
-    footer = _footer_metadata(table, context.options)
+    table = context.named(table, name).replace_schema_metadata(None)
+    footer = footer_for_keys(context.record_keys(table), context.options)
     path = storage.join(relative)
     with storage.fs.open_output_stream(path) as sink:
         with parquet_writer(sink, table.schema, context.options, sample=table) as writer:

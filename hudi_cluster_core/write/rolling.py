@@ -5,7 +5,7 @@ Hudi's writers roll a base file when its written size reaches ``hoodie.clusterin
 the target: the compressed bytes per row seen so far (before the first row group: the input files' data bytes
 per row when the caller knows them, else the in-memory size, which overestimates) say how many rows still fit. Every file is a complete Hudi base file, as
 :func:`~hudi_cluster_core.write.base_file.write_base_file` writes it: its marker first, ``_hoodie_file_name``
-set, the bloom filter and min/max record keys of exactly its rows in the footer. Memory: the rows of one
+set (with meta fields), the bloom filter and min/max record keys of exactly its rows in the footer. Memory: the rows of one
 write call plus the record keys of the open file (for its bloom filter).
 """
 
@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from ..failpoints import failpoint
 from ..io.storage import Storage
-from .base_file import WriteContext, footer_for_keys, new_base_file, parquet_writer, with_file_name, write_stat
+from .base_file import WriteContext, footer_for_keys, new_base_file, parquet_writer, write_stat
 
 # A file this close to the target is done: one more row group would be tiny and overshoot anyway.
 ROLL_SLACK = 0.02
@@ -112,13 +112,13 @@ class RollingWriter:
         self._file = _OpenFile(file_id, name, relative, sink, None, time.monotonic())
 
     def _write_chunk(self, open_file: _OpenFile, chunk: pa.Table) -> None:
-        chunk = with_file_name(chunk, open_file.name).replace_schema_metadata(None)
+        chunk = self.context.named(chunk, open_file.name).replace_schema_metadata(None)
         if open_file.writer is None:
             open_file.writer = parquet_writer(open_file.sink, chunk.schema, self.context.options, sample=chunk)
         elif chunk.schema != open_file.writer.schema:  # type: ignore[attr-defined]
             chunk = chunk.cast(open_file.writer.schema)  # type: ignore[attr-defined]
         open_file.writer.write_table(chunk, row_group_size=max(1, chunk.num_rows))  # type: ignore[attr-defined]
-        open_file.keys.append(chunk.column("_hoodie_record_key"))
+        open_file.keys.append(self.context.record_keys(chunk))
         open_file.rows += chunk.num_rows
         written = open_file.sink.tell()
         if open_file.rows and written > 64:  # a row group is out: measure what a row costs compressed

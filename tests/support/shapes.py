@@ -395,6 +395,21 @@ def schema_on_read(w: Writer) -> None:
     w.sql("set hoodie.datasource.write.schema.allow.auto.evolution.column.drop=false")
 
 
+VIRTUAL_KEY_SCHEMA = with_schema(("sub", pa.int32()), ("day", pa.date32()))
+
+
+def virtual_typed_mor(w: Writer) -> None:
+    """A record key over a string and an int null in some rows (``sub:__null__``), updates in MOR logs. (Not a
+    date: Apache Hudi's own SIMPLE index misses keys with a date part on such tables, tests/test_virtual_keys.py.)"""
+    def make(start: int, count: int, **kw) -> pa.Table:
+        return rows(start, count, schema=VIRTUAL_KEY_SCHEMA, sub=lambda i: None if i % 5 == 0 else -i,
+                    day=lambda i: dt.date(1969, 12, 1) + dt.timedelta(days=i * 3), **kw)  # fmt: skip
+
+    for b in range(3):
+        w.write(make(b * 24, 24), "insert", **NO_COMPACTION)
+    w.write(make(4, 30, ts=900, note="upd"), "upsert", **NO_COMPACTION)
+
+
 def _shape(name: str, build: Build, *, writer: Mapping | None = None, **kw) -> Shape:
     return Shape(name, build, dict(writer or {}), **kw)
 
@@ -464,5 +479,15 @@ SHAPES: tuple[Shape, ...] = (
     _shape("orc_base_files", plain_inserts, writer={"options": {"hoodie.table.base.file.format": "ORC"}},
            hudi_rs=False, spark_conf={"spark.sql.orc.enableVectorizedReader": "false"},
            refused="its base files are ORC"),
+    # virtual keys with the other key generators Hudi allows without meta fields (it refuses the timestamp-based and
+    # custom ones: tests/test_keygen.py), typed key fields in MOR logs, and a sort by the generated record key
+    _shape("virtual_keys_nonpartitioned", plain_inserts, writer={"partition_field": "", "metadata": False, "options": VIRTUAL}),
+    _shape("virtual_keys_nonpartitioned_two_fields", composite_key, writer={
+        "record_key": "id,sub", "partition_field": "", "metadata": False, "options": {
+            **VIRTUAL, "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator"}}),
+    _shape("virtual_keys_typed_mor", virtual_typed_mor, writer={**MOR, "record_key": "id,sub", "metadata": False,
+                                                                 "options": VIRTUAL}),
+    _shape("virtual_keys_sorted_by_key", plain_inserts, writer={"metadata": False, "options": VIRTUAL},
+           options={"hoodie.clustering.plan.strategy.class": "key-range"}),
 )
 SHAPES_BY_NAME = {s.name: s for s in SHAPES}

@@ -21,7 +21,6 @@ import logging
 from collections import defaultdict
 
 import numpy as np
-import pyarrow as pa
 from hudi_cluster_core.config import StrategyParams
 from hudi_cluster_core.errors import PlanError
 from hudi_cluster_core.hookspecs import hookimpl
@@ -103,10 +102,10 @@ def plan_ring(task, seq_no: int):
     return None
 
 
-def check_rows_hash_home(ring, partition: str, input_slice, table: pa.Table, fields: list[str]) -> None:
+def check_rows_hash_home(ring, partition: str, input_slice, keys: list[str], fields: list[str]) -> None:
+    """The first rows' record keys (``task.record_keys``: virtual keys too) hash into their slice's bucket."""
     if ring is None:
         return
-    keys = table.column("_hoodie_record_key").slice(0, VERIFY_ROWS_PER_SLICE).to_pylist()
     stray = [k for k in keys if ring.bucket_of_key(k, fields).file_id != input_slice.file_id]
     if stray:
         raise PlanError(
@@ -130,9 +129,10 @@ def write_children(task, targets: list[Node], fields: list[str], ring) -> list[d
         checked = set()
         for input_slice, batch in outofcore.slice_batches(task, schema):
             if input_slice.file_id not in checked:
-                check_rows_hash_home(ring, task.partition, input_slice, batch, fields)
+                first = task.record_keys(batch.slice(0, VERIFY_ROWS_PER_SLICE)).to_pylist()
+                check_rows_hash_home(ring, task.partition, input_slice, first, fields)
                 checked.add(input_slice.file_id)
-            spill.add(batch, assign_children(batch.column("_hoodie_record_key").to_pylist(), targets, fields))
+            spill.add(batch, assign_children(task.record_keys(batch).to_pylist(), targets, fields))
         for run in spill.filled():  # a child without rows gets no file, as in Hudi
             writer = task.rolling_writer(file_id=targets[run.index].file_id)
             try:
