@@ -1,4 +1,5 @@
-"""A float widened to double the way Apache Hudi's readers widen it: ``Double.parseDouble(Float.toString(f))``.
+"""Java 17's text of floats and doubles, and a float widened to double the way Apache Hudi's readers widen it:
+``Double.parseDouble(Float.toString(f))``.
 
 Hudi reads a ``float`` column that the table's schema later widened to ``double`` through the float's decimal
 text (so ``0.33333334f`` reads as ``0.33333334``, not as ``0.3333333432674408``, the float's exact value).
@@ -17,7 +18,8 @@ So :func:`widen_float` does what Java 17 does:
   ``FloatingDecimal.dtoa`` for floats, re-implemented here on Python integers, including the 32- and 64-bit
   arithmetic and the overflow guard of its fast paths, which decide where it stops.
 
-NaN, infinities and signed zeros keep their value.
+NaN, infinities and signed zeros keep their value. :func:`java_to_string` is ``Float.toString`` and
+``Double.toString`` themselves (Hudi's key generators print key parts with them), from the same digits.
 """
 
 from __future__ import annotations
@@ -82,6 +84,40 @@ def java_float_digits(value: float) -> tuple[str, int]:
         fract |= 1 << _SINGLE_EXP_SHIFT
         significant = _SINGLE_EXP_SHIFT + 1
     return _dtoa(bin_exp - 127, fract << (_DOUBLE_EXP_SHIFT - _SINGLE_EXP_SHIFT), significant)
+
+
+def java_double_digits(value: float) -> tuple[str, int]:
+    """:func:`java_float_digits` for a double (``Double.toString``)."""
+    bits = int(np.float64(value).view(np.uint64))
+    fract = bits & ((1 << _DOUBLE_EXP_SHIFT) - 1)
+    bin_exp = (bits >> _DOUBLE_EXP_SHIFT) & 0x7FF
+    if bin_exp == 0:
+        leading = 64 - fract.bit_length()
+        shift = leading - (63 - _DOUBLE_EXP_SHIFT)
+        fract <<= shift
+        bin_exp = 1 - shift
+        significant = 64 - leading
+    else:
+        fract |= 1 << _DOUBLE_EXP_SHIFT
+        significant = _DOUBLE_EXP_SHIFT + 1
+    return _dtoa(bin_exp - 1023, fract, significant)
+
+
+def java_to_string(value: float, single: bool = False) -> str:
+    """``Double.toString(value)``, or ``Float.toString`` of the float ``value`` is when ``single``, on Java 17."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    sign = "-" if np.signbit(value) else ""
+    if value == 0:
+        return sign + "0.0"
+    digits, exponent = java_float_digits(abs(value)) if single else java_double_digits(abs(value))
+    if 0 < exponent < 8:  # plain, at least one digit after the point
+        return f"{sign}{digits[:exponent].ljust(exponent, '0')}.{digits[exponent:] or '0'}"
+    if -3 < exponent <= 0:
+        return f"{sign}0.{'0' * -exponent}{digits}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exponent - 1}"
 
 
 def _wrap(value: int, bits: int) -> int:

@@ -13,9 +13,9 @@ Hudi 1.1.1 writes in ``tests/test_keygen.py``):
 * timestamps (Avro ``timestamp-micros``/``-millis``, ``local-timestamp-*``) and times as the stored number in
   their own unit, since Hudi converts them only with ``...consistent.logical.timestamp.enabled``: then a
   ``timestamp-*`` value prints as ``java.sql.Timestamp.toString`` in the JVM's time zone (here the process's);
-* doubles and floats as ``Double.toString``/``Float.toString``: the shortest digits that read back the same
-  value, plain from 10^-3 up to 10^7, else ``d.dddE[-]n``. JDK 19 and later print exactly these; the JDK 17 Hudi
-  runs on prints a longer digit string for a few values (JDK-4511638), where keys would differ.
+* doubles and floats as ``Double.toString``/``Float.toString`` on Java 17 (:mod:`..io.java_float`): plain from
+  10^-3 up to 10^7, else ``d.dddE[-]n``, with the digits Java 17 prints (not always the shortest: JDK-4511638,
+  fixed in JDK 19, where Hudi on a newer JVM would print a few keys differently).
 
 Binary, list, map and struct values have no usable text (Java prints a buffer's identity): a key field of those
 types is refused.
@@ -24,12 +24,12 @@ types is refused.
 from __future__ import annotations
 
 import datetime as dt
-import math
 from decimal import Decimal
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from ..io.java_float import java_to_string
 
 _LAST_4_DIGIT_DAY = 2932896  # 9999-12-31 in days since 1970-01-01: later years print with a sign
 
@@ -65,30 +65,8 @@ def java_text(values: pa.Array, consistent_timestamps: bool = False) -> pa.Array
 
 
 def java_floating(value: float, single: bool = False) -> str:
-    """``Double.toString(value)`` (``Float.toString`` when ``single``), from the shortest round-trip digits."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    sign = "-" if math.copysign(1.0, value) < 0 else ""
-    if value == 0:
-        return sign + "0.0"
-    shortest = np.format_float_scientific(np.float32(abs(value)) if single else abs(value), unique=True, trim="-")
-    digits, exponent = _digits(shortest)
-    if len(digits) == 1:  # Java prints two digits at least: the two closest to the exact value (4.9E-324, 1.0)
-        digits, exponent = _digits(f"{abs(value):.1e}")
-    if -3 <= exponent < 7:
-        if exponent >= 0:
-            whole = digits[: exponent + 1].ljust(exponent + 1, "0")
-            return f"{sign}{whole}.{digits[exponent + 1:] or '0'}"
-        return f"{sign}0.{'0' * (-exponent - 1)}{digits}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exponent}"
-
-
-def _digits(scientific: str) -> tuple[str, int]:
-    """Significant digits (no trailing zeros) and the first digit's power of ten of ``d.ddde±n`` text."""
-    mantissa, exponent = scientific.split("e")
-    return mantissa.replace(".", "").rstrip("0") or "0", int(exponent)
+    """``Double.toString(value)`` (``Float.toString`` when ``single``), as Java 17 prints it."""
+    return java_to_string(value, single)
 
 
 def java_big_decimal(value: Decimal) -> str:
