@@ -163,5 +163,5 @@ def test_cdc_logs_are_log_files_of_their_slice_as_in_apache_hudis_view(spark, bu
     assert any(n.endswith(".cdc") for names in ours.values() for n in names)
     scheduled = cluster(base, "schedule", CLUSTER_ALL, spark=spark)
     plan = load_table(base).timeline.clustering_plan(scheduled.instant_time)
-    planned = [p for g in plan["inputGroups"] for s in g["slices"] for p in s["deltaFilePaths"]]
+    planned = [p for g in plan["clusteringPlan"]["inputGroups"] for s in g["slices"] for p in s["deltaFilePaths"]]
     assert sorted(p.rsplit("/", 1)[-1] for p in planned) == sorted(n for names in ours.values() for n in names)
