@@ -49,6 +49,19 @@ def _never(_: pa.DataType) -> bool:
     return False
 
 
+def contains(arrow: pa.DataType, predicate: TypePredicate) -> bool:
+    """Whether ``arrow`` or a type nested in it satisfies ``predicate``."""
+    if predicate(arrow):
+        return True
+    if pa.types.is_map(arrow):
+        return contains(arrow.key_type, predicate) or contains(arrow.item_type, predicate)
+    if pa.types.is_list(arrow) or pa.types.is_large_list(arrow):
+        return contains(arrow.value_type, predicate)
+    if pa.types.is_struct(arrow):
+        return any(contains(arrow.field(i).type, predicate) for i in range(arrow.num_fields))
+    return False
+
+
 def names(min_size: int, max_size: int) -> st.SearchStrategy[list[str]]:
     """Field names valid in Avro, unique ignoring case (Spark and Hudi resolve columns case-insensitively), none
     of Hudi's ``_hoodie_*`` meta columns."""
