@@ -9,7 +9,7 @@ import tempfile
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from hudi_cluster_core.io.bloom import (
@@ -18,14 +18,10 @@ from hudi_cluster_core.io.bloom import (
 )  # fmt: skip
 from hudi_cluster_core.write.base_file import ParquetOptions, WriteContext, write_base_file
 from hudi_cluster_core.write.rolling import ROLL_SLACK, RollingWriter
-from tests.support.arrow_strategies import arrow_schemas, arrow_tables, bit_exact, record_keys
-from tests.support.minimal_table import KEY, MinimalTable
+from tests.support.arrow_strategies import arrow_schemas, arrow_tables, bit_exact, examples, record_keys
+from tests.support.minimal_table import KEY, MinimalTable, with_meta
 
 SCHEMAS = arrow_schemas(min_columns=1, max_columns=4, max_depth=2)
-
-
-def examples(n: int) -> settings:
-    return settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 def keyed(schema: pa.Schema) -> pa.Schema:
@@ -72,7 +68,8 @@ def check_footer(path: str, options: ParquetOptions) -> pa.Table:
     keys = rows.column("_hoodie_record_key").to_pylist()
     assert "ARROW:schema" not in footer  # Hudi's files carry none
     assert bloom_might_contain_many(footer[BLOOM_FILTER_FOOTER_KEY], keys).all()
-    assert footer.get(BLOOM_FILTER_TYPE_CODE_FOOTER_KEY) == ("DYNAMIC_V0" if options.bloom_filter_type == "DYNAMIC_V0" else None)
+    dynamic = options.bloom_filter_type == "DYNAMIC_V0"
+    assert footer.get(BLOOM_FILTER_TYPE_CODE_FOOTER_KEY) == ("DYNAMIC_V0" if dynamic else None)  # as Hudi writes it
     if keys:
         assert (footer[MIN_RECORD_KEY_FOOTER_KEY], footer[MAX_RECORD_KEY_FOOTER_KEY]) == \
             (min(keys, key=java_order), max(keys, key=java_order))
@@ -106,15 +103,16 @@ def same_rows(actual: pa.Table, expected: pa.Table) -> None:
         assert bit_exact(actual.select(expected.column_names)) == bit_exact(expected)
 
 
-@examples(100)
+@examples(150)
 @given(keyed_batches(), parquet_options)
 def test_write_base_file_keeps_every_value_and_hudis_footer(batches, options):
     [rows] = batches
     with tempfile.TemporaryDirectory() as base:
         table = MinimalTable(base, rows.schema)
         with table.begin() as instant:
-            full = table.with_meta(rows, instant)
-            stat = write_base_file(table.storage, WriteContext(table.storage.base_uri, instant, "", "0-1-0", options), full)
+            full = with_meta(rows, instant)
+            context = WriteContext(table.storage.base_uri, instant, "", "0-1-0", options)
+            stat = write_base_file(table.storage, context, full)
             table.complete(instant, [stat])
         name = stat["path"]
         back = check_footer(table.storage.join(name), options)
@@ -124,17 +122,18 @@ def test_write_base_file_keeps_every_value_and_hudis_footer(batches, options):
         same_rows(hudi_rs_rows(base), back.sort_by("_hoodie_record_key"))
 
 
-@examples(60)
+@examples(80)
 @given(st.integers(1, 4).flatmap(lambda n: keyed_batches(batches=n, max_rows=20)), parquet_options,
        st.integers(1, 6000))  # fmt: skip
 def test_rolling_writer_rolls_files_each_holding_exactly_its_rows(batches, options, target):
     with tempfile.TemporaryDirectory() as base:
         table = MinimalTable(base, batches[0].schema)
         with table.begin() as instant:
-            writer = RollingWriter(table.storage, WriteContext(table.storage.base_uri, instant, "", "0-1-0", options), target)
+            context = WriteContext(table.storage.base_uri, instant, "", "0-1-0", options)
+            writer = RollingWriter(table.storage, context, target)
             written = []
             for rows in batches:
-                full = table.with_meta(rows, instant)
+                full = with_meta(rows, instant)
                 writer.write(full)
                 written.append(full)
             stats = writer.close()

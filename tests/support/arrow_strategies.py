@@ -11,8 +11,8 @@ Values push every edge: integers at both bounds; NaN (with payloads, both signs)
 decimals at +-(10^p - 1) and +-1 ulp; timestamps and dates from 1900-01-01 (earlier ones need Spark's rebase
 settings) to 9999-12-31; strings of any Unicode scalar (NUL, supplementary planes, U+E000..U+FFFF), empty strings
 and bytes; empty lists and maps; and a null at every depth (a column, a struct, a struct's field, a list, a list
-element, a map, a map value), unless a field is non-nullable. float32 values come from Python floats, so their NaNs
-are quiet ones (a signaling float32 NaN can't be built that way).
+element, a map, a map value), unless the field is non-nullable (some are, at every depth). float32 values come
+from Python floats, so their NaNs are quiet ones (a signaling float32 NaN can't be built that way).
 
 ``exclude`` (a predicate on types) narrows a schema strategy, for a check that must leave out a type a reader
 can't read (say why in a comment where you use it).
@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 TypePredicate = Callable[[pa.DataType], bool]
@@ -79,6 +80,10 @@ def leaf_types(exclude: TypePredicate = _never) -> st.SearchStrategy[pa.DataType
     return st.one_of(st.sampled_from(LEAF_TYPES), decimal_types()).filter(lambda t: not exclude(t))
 
 
+# Mostly nullable, as Spark's columns are; a non-nullable field is parquet's required, Avro's bare type (no union).
+NULLABLE = st.sampled_from([True, True, False])
+
+
 def arrow_types(max_depth: int = 2, exclude: TypePredicate = _never) -> st.SearchStrategy[pa.DataType]:
     """A leaf or a nested type (``max_depth`` levels of struct/list/map at most); types ``exclude`` accepts are
     never drawn, nested or not."""
@@ -89,25 +94,27 @@ def arrow_types(max_depth: int = 2, exclude: TypePredicate = _never) -> st.Searc
 
     @st.composite
     def structs(draw) -> pa.DataType:
-        field_names = draw(names(1, 3))
-        return pa.struct([pa.field(n, draw(inner)) for n in field_names])
+        return pa.struct([pa.field(n, draw(inner), nullable=draw(NULLABLE)) for n in draw(names(1, 3))])
 
-    nested = st.one_of(
-        structs(),
-        inner.map(lambda t: pa.list_(pa.field("element", t))),
-        st.one_of(structs(), inner).map(lambda t: pa.list_(pa.field("element", t))),  # lists of structs, often
-        inner.map(lambda t: pa.map_(pa.string(), t)),
-    ).filter(lambda t: not exclude(t))
+    @st.composite
+    def lists(draw, items) -> pa.DataType:
+        return pa.list_(pa.field("element", draw(items), nullable=draw(NULLABLE)))
+
+    @st.composite
+    def maps(draw) -> pa.DataType:
+        return pa.map_(pa.string(), pa.field("value", draw(inner), nullable=draw(NULLABLE)))
+
+    nested = st.one_of(structs(), lists(inner), lists(structs()), maps()).filter(lambda t: not exclude(t))
     return st.one_of(leaves, nested)
 
 
 @st.composite
 def arrow_schemas(draw, min_columns: int = 1, max_columns: int = 5, max_depth: int = 2,
                   exclude: TypePredicate = _never) -> pa.Schema:  # fmt: skip
-    """A table's data columns; some top-level columns are non-nullable (required in parquet, no union in Avro)."""
+    """A table's data columns."""
     column_names = draw(names(min_columns, max_columns))
     types = arrow_types(max_depth, exclude)
-    return pa.schema([pa.field(n, draw(types), nullable=draw(st.booleans()) or draw(st.booleans())) for n in column_names])
+    return pa.schema([pa.field(n, draw(types), nullable=draw(NULLABLE)) for n in column_names])
 
 
 # --------------------------------------------------------------------------------------------------- values
@@ -168,11 +175,12 @@ def _scalars(arrow: pa.DataType) -> st.SearchStrategy[Any]:
 def values(arrow: pa.DataType, nullable: bool = True) -> st.SearchStrategy[Any]:
     """Python values of ``arrow`` as ``pa.array(..., type=arrow)`` takes them; null at any nullable depth."""
     if pa.types.is_struct(arrow):
-        fields = {arrow.field(i).name: values(arrow.field(i).type, arrow.field(i).nullable) for i in range(arrow.num_fields)}
-        value: st.SearchStrategy[Any] = st.fixed_dictionaries(fields)
+        fields = [arrow.field(i) for i in range(arrow.num_fields)]
+        value: st.SearchStrategy[Any] = st.fixed_dictionaries({f.name: values(f.type, f.nullable) for f in fields})
     elif pa.types.is_map(arrow):
-        value = st.lists(st.tuples(st.text(st.characters(codec="utf-8"), max_size=6), values(arrow.item_type)),
-                         max_size=3, unique_by=lambda kv: kv[0])  # fmt: skip
+        key = st.text(st.characters(codec="utf-8"), max_size=6)
+        pair = st.tuples(key, values(arrow.item_type, arrow.item_field.nullable))
+        value = st.lists(pair, max_size=3, unique_by=lambda kv: kv[0])  # Avro maps have unique string keys
     elif pa.types.is_list(arrow):
         value = st.lists(values(arrow.value_type, arrow.value_field.nullable), max_size=3)
     else:
@@ -186,7 +194,8 @@ def columns(field: pa.Field, rows: int) -> st.SearchStrategy[pa.Array]:
 
 
 @st.composite
-def arrow_tables(draw, schema: pa.Schema | None = None, min_rows: int = 0, max_rows: int = 20, **schema_options) -> pa.Table:
+def arrow_tables(draw, schema: pa.Schema | None = None, min_rows: int = 0, max_rows: int = 20,
+                 **schema_options) -> pa.Table:  # fmt: skip
     """Rows of ``schema`` (drawn with ``arrow_schemas(**schema_options)`` when not given)."""
     schema = schema if schema is not None else draw(arrow_schemas(**schema_options))
     rows = draw(st.integers(min_rows, max_rows))
@@ -198,6 +207,11 @@ def record_keys(rows: int) -> st.SearchStrategy[list[str]]:
     characters, where Java's String order (Hudi's min/max record key) differs from UTF-8 byte order."""
     alphabet = st.one_of(st.sampled_from("0aZ\x00\ue000\uffff\U00010000\U0010ffff"), st.characters(codec="utf-8"))
     return st.lists(st.text(alphabet, min_size=1, max_size=6), min_size=rows, max_size=rows, unique=True)
+
+
+def examples(n: int) -> settings:
+    """Settings of a property test that writes and reads files: ``n`` examples, no deadline (a loaded machine)."""
+    return settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 # -------------------------------------------------------------------------------------------- comparing
@@ -217,7 +231,8 @@ def _bit_type(arrow: pa.DataType) -> pa.DataType:
     if pa.types.is_struct(arrow):
         return pa.struct([arrow.field(i).with_type(_bit_type(arrow.field(i).type)) for i in range(arrow.num_fields)])
     if pa.types.is_map(arrow):
-        return pa.map_(arrow.key_field.with_type(_bit_type(arrow.key_type)), arrow.item_field.with_type(_bit_type(arrow.item_type)))
+        key, item = arrow.key_field, arrow.item_field
+        return pa.map_(key.with_type(_bit_type(key.type)), item.with_type(_bit_type(item.type)))
     if pa.types.is_list(arrow):
         return pa.list_(arrow.value_field.with_type(_bit_type(arrow.value_type)))
     if pa.types.is_large_list(arrow):
@@ -225,9 +240,22 @@ def _bit_type(arrow: pa.DataType) -> pa.DataType:
     return arrow
 
 
+def plain_type(arrow: pa.DataType) -> pa.DataType:
+    """``arrow`` without what readers name or flag differently and is no part of the values: the names of list
+    items and map entries, and nullability."""
+    if pa.types.is_struct(arrow):
+        return pa.struct([(arrow.field(i).name, plain_type(arrow.field(i).type)) for i in range(arrow.num_fields)])
+    if pa.types.is_map(arrow):
+        return pa.map_(plain_type(arrow.key_type), plain_type(arrow.item_type))
+    if pa.types.is_list(arrow) or pa.types.is_large_list(arrow):
+        return pa.list_(plain_type(arrow.value_type))
+    return arrow
+
+
 def bit_exact(data: pa.Table | pa.ChunkedArray | pa.Array) -> Any:
-    """Rows (a table: a dict of column name -> values) as Python values identical only if bit-identical."""
+    """Rows as Python values identical only if bit-identical; a table's as a dict of column name -> (its type,
+    :func:`plain_type`, and its values), so a decimal's scale or a timestamp's unit and zone count too."""
     if isinstance(data, pa.Table):
-        return {name: bit_exact(data.column(name)) for name in data.column_names}
+        return {name: (plain_type(data.column(name).type), bit_exact(data.column(name))) for name in data.column_names}
     chunks = data.chunks if isinstance(data, pa.ChunkedArray) else [data]
     return [v for chunk in chunks for v in chunk.view(_bit_type(chunk.type)).to_pylist()]

@@ -7,7 +7,6 @@ Rows are the writers' rows: Hudi's five meta columns, then the record key column
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
@@ -38,10 +37,6 @@ class MinimalTable:
         self.action = "deltacommit" if table_type == "MERGE_ON_READ" else "commit"
         self.avro_schema = arrow_to_avro_schema(data_schema, TABLE_NAME)  # data fields, as commits record it
 
-    @property
-    def base(self) -> str:
-        return self.storage.base
-
     def begin(self):
         """``with table.begin() as instant:`` a write instant of ours (undone if the body raises)."""
         return writing(load_table(self.storage.base_uri), "UPSERT", action=self.action)
@@ -52,12 +47,10 @@ class MinimalTable:
                         schema=self.avro_schema, metadata_enable=False, action=self.action,
                         check=lambda *_: None)  # fmt: skip
 
-    def with_meta(self, rows: pa.Table, instant: str, file_name: str = "") -> pa.Table:
-        """``rows`` (``KEY`` and data columns) with Hudi's meta columns in front, as our writers stamp them."""
-        full = with_meta_columns(rows, instant, KEY, pa.array([""] * rows.num_rows, pa.string()))
-        n = rows.num_rows
-        full = full.set_column(1, "_hoodie_commit_seqno", pa.array([f"{instant}_0_{i}" for i in range(n)], pa.string()))
-        return full.set_column(4, "_hoodie_file_name", pa.array([file_name] * n, pa.string()))
 
-    def avro_fields(self) -> list[dict]:
-        return json.loads(self.avro_schema)["fields"]
+def with_meta(rows: pa.Table, instant: str, file_name: str = "") -> pa.Table:
+    """``rows`` (``KEY`` and data columns) with Hudi's meta columns in front, as our writers stamp them."""
+    full = with_meta_columns(rows, instant, KEY, pa.array([""] * rows.num_rows, pa.string()))
+    seqno = pa.array([f"{instant}_0_{i}" for i in range(rows.num_rows)], pa.string())
+    full = full.set_column(1, "_hoodie_commit_seqno", seqno)
+    return full.set_column(4, "_hoodie_file_name", pa.array([file_name] * rows.num_rows, pa.string()))
