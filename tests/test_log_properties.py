@@ -42,8 +42,9 @@ SCHEMAS = arrow_schemas(min_columns=1, max_columns=4, max_depth=2)
 # For hudi-rs's merge: no timestamp inside a struct, list or map. hudi-rs 0.5.0 reads such a timestamp from an Avro
 # log block as Timestamp(us, "+00:00") and then fails to reconcile it with the table schema's Timestamp(us, "UTC")
 # ("reconcile: leaf type Timestamp(µs, "+00:00") cannot be re-tagged as Timestamp(µs, "UTC")"), for a log-only
-# slice as over a base file; top-level timestamps are reconciled. Any MOR slice with such a column and log files
-# fails to read, Apache Hudi's logs as ours (the Avro is the same).
+# slice as over a base file; top-level timestamps are reconciled (the gap the review of apache/hudi-rs PR #668
+# describes: a UTC normalizer of top-level fields only). Any MOR slice with such a column and log files fails, Apache
+# Hudi's logs as ours (the Avro is the same), and so does our clustering of it (run.task merges with hudi-rs).
 MERGEABLE = arrow_schemas(min_columns=1, max_columns=4, max_depth=2,
                           exclude=lambda t: pa.types.is_nested(t) and contains(t, pa.types.is_timestamp))  # fmt: skip
 FILE_ID = "4f6c2b1e-7a0d-4c1b-9a57-3e2f1d0c9b8a-0"

@@ -120,6 +120,10 @@ def test_write_base_file_keeps_every_value_and_hudis_footer(batches, options):
         same_rows(back, full.drop_columns(["_hoodie_file_name"]))
         assert stat["numWrites"] == rows.num_rows
         same_rows(hudi_rs_rows(base), back.sort_by("_hoodie_record_key"))
+        from hudi import HudiTable  # and as the clustering reads a slice: by its files' paths
+
+        reader = HudiTable(base).create_file_group_reader_with_options()
+        same_rows(pa.Table.from_batches([reader.read_file_slice_from_paths(name, [])]), back)
 
 
 @examples(80)
