@@ -26,7 +26,6 @@ class MinimalTable:
     def __init__(self, base: str, data_schema: pa.Schema, table_type: str = "COPY_ON_WRITE"):
         """``data_schema``: the record key ``KEY`` (string) and the data columns."""
         self.storage = Storage(base)
-        self.data_schema = data_schema
         create_table(self.storage, data_schema, table_name=TABLE_NAME, record_key=KEY, partition_field=None,
                      precombine_field=None)  # fmt: skip
         if table_type != "COPY_ON_WRITE":  # create_table writes COW tables; the rest of the properties hold for MOR
