@@ -51,9 +51,10 @@ def _varints(values: np.ndarray) -> pa.Array:
 
 
 def _fixed_width(values: np.ndarray) -> pa.Array:
-    rows = values.reshape(len(values), -1) if values.ndim == 1 else values
-    flat = np.ascontiguousarray(rows).view(np.uint8).reshape(len(rows), -1)
-    return _binary(np.full(len(rows), flat.shape[1], dtype=np.int64), flat.reshape(-1))
+    rows = values.reshape(len(values), 1) if values.ndim == 1 else values
+    width = rows.shape[1] * rows.itemsize  # bytes per row, given: numpy can't infer a -1 dimension of zero rows
+    flat = np.ascontiguousarray(rows).view(np.uint8).reshape(len(rows), width)
+    return _binary(np.full(len(rows), width, dtype=np.int64), flat.reshape(-1))
 
 
 def _numbers(column: pa.Array, dtype) -> np.ndarray:

@@ -37,6 +37,8 @@ TEMP_DIR = table_markers.TEMP_DIR
 # Hudi's parquet-mr compresses gzip at zlib's default level 6; Arrow's default for gzip is 9, ~4x slower for
 # files of the same size within 0.2%. gzip pages are compressed by libdeflate at that level (gzip_pages.py).
 _COMPRESSION_LEVELS = {"gzip": 6}
+# Hudi's codec names are parquet-mr's (CompressionCodecName); Arrow calls one of them differently
+_ARROW_CODECS = {"uncompressed": "none"}
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,8 @@ def parquet_writer(sink, schema: pa.Schema, options: ParquetOptions, sample: pa.
                     use_dictionary=dictionary_columns(sample) if sample is not None else True)  # fmt: skip
     if options.compression == "gzip" and gzip_pages.available():  # the same codec and level, ~3x less CPU
         return gzip_pages.GzipParquetWriter(sink, schema, compression_level=_COMPRESSION_LEVELS["gzip"], **settings)
-    return pq.ParquetWriter(sink, schema, compression=options.compression,
+    codec = _ARROW_CODECS.get(options.compression, options.compression)
+    return pq.ParquetWriter(sink, schema, compression=codec,
                             compression_level=_COMPRESSION_LEVELS.get(options.compression), **settings)  # fmt: skip
 
 

@@ -55,7 +55,7 @@ def avro_data_block(instant_time: str, rows: pa.Table, schema_json: str) -> LogB
 def _fastavro_body(rows: pa.Table, schema: dict) -> bytes:
     parsed = fastavro.parse_schema(schema)
     out, record = io.BytesIO(), io.BytesIO()
-    for row in rows.to_pylist():
+    for row in rows.to_pylist(maps_as_pydicts="strict"):  # Avro maps are dicts; Arrow lists their pairs
         record.seek(0)
         record.truncate()
         fastavro.schemaless_writer(record, parsed, row)
