@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import azurite_server, gcs_server
-from tests.support.imds_server import (MetadataServer, allow_role, allow_unsigned_calls, assume_role,
+from tests.support.imds_server import (MetadataServer, TlsProxy, allow_role, allow_unsigned_calls, assume_role,
                                        web_identity_environment)  # fmt: skip
 from tests.support.s3_server import REGION, S3Server
 
@@ -164,7 +164,31 @@ def test_web_identity_token_through_moto_sts(moto, aws_env, tmp_path):
     for name, value in web_identity_environment(moto, moto.role_arn, tmp_path).items():
         aws_env.setenv(name, value)
     allow_unsigned_calls(moto, 1)  # the unsigned AssumeRoleWithWebIdentity; then the S3 calls are checked again
-    assert _write_read_with_default_chain(moto, "irsa") == "assume-role-with-web-identity"
+    try:
+        assert _write_read_with_default_chain(moto, "irsa") == "assume-role-with-web-identity"
+    finally:
+        allow_unsigned_calls(moto, 0)
+
+
+def test_obstore_web_identity_through_sts_over_tls(moto, aws_env, tmp_path):
+    """object_store (obstore, hudi-rs) asks STS over https only: moto's STS behind the TLS proxy. Any instance
+    metadata request goes to a decoy on loopback (object_store ignores AWS_EC2_METADATA_DISABLED)."""
+    import obstore
+    from obstore.store import S3Store
+
+    with MetadataServer() as decoy, TlsProxy(moto.endpoint, tmp_path) as sts:
+        for name, value in {**decoy.environment(), **web_identity_environment(moto, moto.role_arn, tmp_path),
+                            "AWS_ENDPOINT_URL_STS": sts.endpoint}.items():  # fmt: skip
+            aws_env.setenv(name, value)
+        store = S3Store(BUCKET, endpoint=moto.endpoint, client_options={
+            "allow_http": True, "root_certificate": sts.certificate.read_text()})  # fmt: skip
+        allow_unsigned_calls(moto, 1)
+        try:
+            obstore.put(store, "irsa-obstore", b"x")
+        finally:
+            allow_unsigned_calls(moto, 0)
+        assert bytes(obstore.get(store, "irsa-obstore").bytes()) == b"x"
+        assert decoy.requests == []
 
 
 def test_wrong_keys_are_refused_by_the_auth_server(moto, aws_env):
