@@ -71,36 +71,25 @@ def java_float_to_double(value: float) -> float:
 def java_float_digits(value: float) -> tuple[str, int]:
     """The digits Java 17's ``Float.toString`` prints for a positive, finite float, and the decimal exponent
     ``e`` such that the value printed is ``0.<digits> * 10^e``."""
-    bits = int(np.float32(value).view(np.uint32))
-    fract = bits & 0x7FFFFF
-    bin_exp = (bits >> _SINGLE_EXP_SHIFT) & 0xFF
-    if bin_exp == 0:  # subnormal: normalise, as Java does
-        leading = 32 - fract.bit_length()
-        shift = leading - (31 - _SINGLE_EXP_SHIFT)
-        fract <<= shift
-        bin_exp = 1 - shift
-        significant = 32 - leading
-    else:
-        fract |= 1 << _SINGLE_EXP_SHIFT
-        significant = _SINGLE_EXP_SHIFT + 1
-    return _dtoa(bin_exp - 127, fract << (_DOUBLE_EXP_SHIFT - _SINGLE_EXP_SHIFT), significant)
+    bin_exp, fract, significant = _unpack(int(np.float32(value).view(np.uint32)), 32, _SINGLE_EXP_SHIFT, 127)
+    return _dtoa(bin_exp, fract << (_DOUBLE_EXP_SHIFT - _SINGLE_EXP_SHIFT), significant)
 
 
 def java_double_digits(value: float) -> tuple[str, int]:
     """:func:`java_float_digits` for a double (``Double.toString``)."""
-    bits = int(np.float64(value).view(np.uint64))
-    fract = bits & ((1 << _DOUBLE_EXP_SHIFT) - 1)
-    bin_exp = (bits >> _DOUBLE_EXP_SHIFT) & 0x7FF
+    return _dtoa(*_unpack(int(np.float64(value).view(np.uint64)), 64, _DOUBLE_EXP_SHIFT, 1023))
+
+
+def _unpack(bits: int, width: int, exp_shift: int, bias: int) -> tuple[int, int, int]:
+    """(unbiased binary exponent, significand with its leading bit, significant bits) of a positive value's
+    IEEE bits; a subnormal is normalised, as Java does."""
+    fract = bits & ((1 << exp_shift) - 1)
+    bin_exp = (bits >> exp_shift) & ((1 << (width - 1 - exp_shift)) - 1)
     if bin_exp == 0:
-        leading = 64 - fract.bit_length()
-        shift = leading - (63 - _DOUBLE_EXP_SHIFT)
-        fract <<= shift
-        bin_exp = 1 - shift
-        significant = 64 - leading
-    else:
-        fract |= 1 << _DOUBLE_EXP_SHIFT
-        significant = _DOUBLE_EXP_SHIFT + 1
-    return _dtoa(bin_exp - 1023, fract, significant)
+        leading = width - fract.bit_length()
+        shift = leading - (width - 1 - exp_shift)
+        return 1 - shift - bias, fract << shift, width - leading
+    return bin_exp - bias, fract | (1 << exp_shift), exp_shift + 1
 
 
 def java_to_string(value: float, single: bool = False) -> str:
