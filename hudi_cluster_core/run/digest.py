@@ -1,0 +1,276 @@
+"""The rewrite check: nothing a clustering writes differs from what it read, or the group fails before the commit.
+
+Each Spark task keeps a :class:`GroupDigest` of the rows it is responsible for as they are read (in the group's
+schema, only its own key ranges when a group is split) and of the rows it hands to the parquet writer, and
+compares them when ``execute_group`` returns: row counts, and per column an order-independent digest, the sum
+mod 2^64 of a 64-bit hash of (record key, value) over the rows (:mod:`hudi_cluster_core.io.row_hash` hashes
+values of every Arrow type; nulls add nothing, so a column added as null is no change). Sorting, re-partitioning
+and file rolling leave the digests alone; a value changed, moved to another key, lost or duplicated does not.
+A whole-row digest (the sum over rows of a hash of all its columns' terms) catches a value moved between rows
+of a table without record keys. The written files' footers must hold the rows their write stats say.
+
+Left out: ``_hoodie_file_name`` (set per output file) and, when a plan does not preserve Hudi's metadata (rows
+restamped with the clustering instant), ``_hoodie_commit_time`` and ``_hoodie_commit_seqno``.
+
+On a mismatch (only then) an example key is found: the task reads its input again and its written files back,
+sums the one mismatching column per key-hash bucket on each side, and compares the keys of one differing bucket.
+The task fails with :class:`~hudi_cluster_core.errors.RewriteMismatch`, one line; the run rolls its instant back.
+``hudi.cluster.task.verify=false`` switches the check off.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import ConfigError, RewriteMismatch
+from ..io.row_hash import U64, fmix, name_seed, value_hashes
+
+if TYPE_CHECKING:
+    from .task import GroupTask
+
+VERIFY_KEY = "hudi.cluster.task.verify"
+KEY = "_hoodie_record_key"
+ALWAYS_SKIPPED = ("_hoodie_file_name",)
+RESTAMPED = ("_hoodie_commit_time", "_hoodie_commit_seqno")
+# Rows hashed at a time: numpy's temporaries stay small enough to be reused, not faulted in afresh (2-3x faster).
+BLOCK_ROWS = 16384
+BUCKET_BITS = 12  # key-hash buckets of the example search: one differing bucket holds ~1/4096 of the rows
+_VALUE, _ROW = U64(0xD6E8FEB86659FD93), U64(0xA0761D6478BD642F)
+MASK = (1 << 64) - 1
+
+Select = Callable[[pa.Table], np.ndarray]  # which rows of a group batch a task writes (a split group's key ranges)
+
+
+def enabled(settings: Mapping[str, str]) -> bool:
+    """``hudi.cluster.task.verify`` (default true)."""
+    raw = str(settings.get(VERIFY_KEY, "") or "true").strip().lower()
+    if raw not in ("true", "false"):
+        raise ConfigError(f"{VERIFY_KEY}={settings.get(VERIFY_KEY)!r}: accepted: true, false")
+    return raw == "true"
+
+
+def armed(task: GroupTask) -> GroupTask:
+    """``task`` with a fresh :class:`GroupDigest` (inside its Spark task), unless the check is switched off."""
+    if not enabled(task.settings):
+        return task
+    skipped = ALWAYS_SKIPPED + (() if task.preserve_hoodie_metadata else RESTAMPED)
+    return replace(task, digest=GroupDigest(task.group.index, frozenset(skipped)))
+
+
+def check(task: GroupTask, stats: list[dict]) -> None:
+    """Raise :class:`RewriteMismatch` unless the task wrote exactly what it read (no-op when not armed)."""
+    if task.digest is not None:
+        task.digest.check(task, stats)
+
+
+@dataclass
+class Digest:
+    rows: int = 0
+    columns: dict[str, int] = field(default_factory=dict)  # column -> sum mod 2^64 of its rows' terms
+    whole_rows: int = 0  # sum mod 2^64 of a hash of each row's terms
+
+    def add(self, table: pa.Table, skipped: frozenset[str]) -> None:
+        for start in range(0, table.num_rows, BLOCK_ROWS):
+            block = table.slice(start, BLOCK_ROWS)
+            keys = key_hashes(block)
+            row_terms = np.zeros(block.num_rows, U64)
+            for name in block.column_names:
+                if name in skipped:
+                    continue
+                terms = column_terms(block, name, keys)
+                self.columns[name] = (self.columns.get(name, 0) + int(terms.sum(dtype=U64))) & MASK
+                row_terms += terms
+            row_terms ^= _ROW
+            self.whole_rows = (self.whole_rows + int(fmix(row_terms).sum(dtype=U64))) & MASK
+            self.rows += block.num_rows
+        for name in table.column_names:  # a column of no rows is still known
+            if name not in skipped:
+                self.columns.setdefault(name, 0)
+
+    def merge(self, other: "Digest") -> None:
+        self.rows += other.rows
+        self.whole_rows = (self.whole_rows + other.whole_rows) & MASK
+        for name, value in other.columns.items():
+            self.columns[name] = (self.columns.get(name, 0) + value) & MASK
+
+
+def key_hashes(table: pa.Table) -> np.ndarray:
+    """Each row's record-key hash; 0 where the key is null or the table has no key column (then a column's
+    digest is the multiset of its values, and the whole-row digest keeps values to their rows)."""
+    if KEY not in table.column_names:
+        return np.zeros(table.num_rows, U64)
+    return value_hashes(table.column(KEY))[0]
+
+
+def column_terms(table: pa.Table, name: str, keys: np.ndarray) -> np.ndarray:
+    """Each row's term of column ``name``: a hash of (key, value); 0 for a null value."""
+    hashes, valid = value_hashes(table.column(name))
+    hashes *= _VALUE
+    hashes += keys
+    hashes += name_seed(name)
+    terms = fmix(hashes)
+    if valid is not None:
+        terms[~valid] = 0
+    return terms
+
+
+class GroupDigest:
+    """What one Spark task read (``input``) and handed to the parquet writer (``output``) for one group."""
+
+    def __init__(self, group_index: int, skipped: frozenset[str]):
+        self.group_index = group_index
+        self.skipped = skipped
+        self.input = Digest()
+        self.output = Digest()
+        self.input_seen = False
+        self.select: Select | None = None  # set when the task keeps only its key ranges of the group's rows
+        self._slices: set[tuple] = set()
+        self._lock = threading.Lock()  # a strategy may read or write from threads of its own
+
+    def note_slice(self, input_slice: Any, rows: pa.Table) -> None:
+        """One slice's rows as ``GroupTask.read_slices`` read them; a slice read again is not counted again."""
+        identity = (input_slice.partition, input_slice.file_id, input_slice.base_file, tuple(input_slice.log_files))
+        with self._lock:
+            if identity in self._slices:
+                return
+            self._slices.add(identity)
+        self.note_input(rows)
+
+    def note_input(self, rows: pa.Table, mine: np.ndarray | None = None, select: Select | None = None) -> None:
+        """Rows the task read to write; ``mine``: the ones it writes (the rest are other tasks' key ranges), as
+        ``select`` picks them (kept to read the input again for an example key)."""
+        if mine is not None and not mine.all():
+            rows = rows.filter(pa.array(mine))
+        self._add(self.input, rows)
+        with self._lock:
+            self.input_seen = True
+            if select is not None:
+                self.select = select
+
+    def note_output(self, rows: pa.Table) -> None:
+        """Rows handed to the parquet writer."""
+        self._add(self.output, rows)
+
+    def _add(self, total: Digest, rows: pa.Table) -> None:
+        part = Digest()
+        part.add(rows, self.skipped)
+        with self._lock:
+            total.merge(part)
+
+    def check(self, task: GroupTask, stats: list[dict]) -> None:
+        problem = self._files_problem(task, stats) or self._problem(task, stats)
+        if problem:
+            raise RewriteMismatch(f"group {self.group_index}: {problem}")
+
+    def _files_problem(self, task: GroupTask, stats: list[dict]) -> str | None:
+        """The files as they landed: each footer holds the rows its write stat says, and they add up."""
+        storage = task.storage
+        for stat in stats:
+            footer_rows = pq.read_metadata(storage.join(stat["path"]), filesystem=storage.fs).num_rows
+            if footer_rows != stat["numWrites"]:
+                return f"file {stat['path']} holds {footer_rows} rows, its write stat says {stat['numWrites']}"
+        written = sum(stat["numWrites"] for stat in stats)
+        if written != self.output.rows:
+            return f"the write stats count {written} rows, {self.output.rows} were written"
+        return None
+
+    def _problem(self, task: GroupTask, stats: list[dict]) -> str | None:
+        read, written = self.input, self.output
+        if written.rows and not self.input_seen:
+            return (f"{written.rows} rows written, none read through GroupTask.read_slices/read_arrow or noted with "
+                    f"GroupTask.note_input; set {VERIFY_KEY}=false to run this strategy unchecked")  # fmt: skip
+        names = list(dict.fromkeys([*written.columns, *read.columns]))
+        changed = [n for n in names if read.columns.get(n, 0) != written.columns.get(n, 0)]
+        if read.rows != written.rows or KEY in changed:
+            how = {"lost": "lost", "more": "duplicated", "new": "never read"}
+            kind, key = _example(task, self, KEY, stats)
+            counts = f"{written.rows} rows written for {read.rows} read"
+            if read.rows == written.rows:
+                return f"column {KEY!r} changed in the rewrite ({counts}; {_naming(key, kind, how)})"
+            return f"{counts} in the rewrite ({_naming(key, kind, how)})"
+        if changed:
+            kind, key = _example(task, self, changed[0], stats)
+            return f"column {changed[0]!r} changed in the rewrite ({_naming(key, kind, {})})"
+        if read.whole_rows != written.whole_rows:
+            return "values moved between rows in the rewrite (every column holds the same values)"
+        return None
+
+
+def _naming(key: Any, kind: str | None, how: Mapping[str, str]) -> str:
+    if kind == "keyless":
+        return "no example: the rows have no record key"
+    if kind is None:
+        return "no example found"
+    return f"e.g. key {key!r}" + (f" {how[kind]}" if kind in how else "")
+
+
+def _example(task: GroupTask, digest: GroupDigest, column: str, stats: list[dict]) -> tuple[str | None, Any]:
+    """``(kind, key)`` of a row whose ``column`` differs: ``changed``, ``lost`` (fewer rows of the key written
+    than read), ``more`` (more written) or ``new`` (a key never read); ``keyless`` when the differing rows have
+    no record key, ``(None, None)`` when no row can be named."""
+    def sides() -> tuple[Iterator[pa.Table], Iterator[pa.Table]]:
+        return _input_again(task, digest.select), _written(task, stats, column)
+
+    reread, written = sides()
+    differing = np.flatnonzero(_bucket_sums(reread, column) != _bucket_sums(written, column))
+    if not len(differing):
+        return None, None
+    reread, written = sides()
+    (before, keyless), (after, _) = _bucket_rows(reread, column, differing[0]), _bucket_rows(written, column, differing[0])
+    keys_before, keys_after = Counter(k for k, _ in before.elements()), Counter(k for k, _ in after.elements())
+    for key in sorted({k for k, _ in (before - after) + (after - before)}, key=repr):
+        if keys_before[key] == keys_after[key]:
+            return "changed", key
+        return ("lost" if keys_before[key] > keys_after[key] else "more" if keys_before[key] else "new"), key
+    return ("keyless", None) if keyless else (None, None)
+
+
+def _input_again(task: GroupTask, select: Select | None) -> Iterator[pa.Table]:
+    """The task's input rows, read again: the group's slices in its schema, its own key ranges only."""
+    from .outofcore import group_schema, slice_batches
+
+    for _, batch in slice_batches(task, group_schema(task)):
+        yield batch.filter(pa.array(select(batch))) if select is not None else batch
+
+
+def _written(task: GroupTask, stats: list[dict], column: str) -> Iterator[pa.Table]:
+    storage = task.storage
+    for stat in stats:
+        source = pq.ParquetFile(storage.join(stat["path"]), filesystem=storage.fs)
+        wanted = [c for c in dict.fromkeys([KEY, column]) if c in source.schema_arrow.names]
+        for batch in source.iter_batches(batch_size=BLOCK_ROWS, columns=wanted):
+            yield pa.Table.from_batches([batch])
+
+
+def _terms(batch: pa.Table, column: str) -> tuple[np.ndarray, np.ndarray]:
+    keys = key_hashes(batch)
+    terms = column_terms(batch, column, keys) if column in batch.column_names else np.zeros(batch.num_rows, U64)
+    return keys >> U64(64 - BUCKET_BITS), terms
+
+
+def _bucket_sums(batches: Iterator[pa.Table], column: str) -> np.ndarray:
+    sums = np.zeros(1 << BUCKET_BITS, U64)
+    for batch in batches:
+        buckets, terms = _terms(batch, column)
+        np.add.at(sums, buckets.astype(np.intp), terms)
+    return sums
+
+
+def _bucket_rows(batches: Iterator[pa.Table], column: str, bucket: int) -> tuple[Counter, int]:
+    """``(key, term)`` of the rows with a record key in ``bucket``, counted; and how many rows had none."""
+    rows: Counter = Counter()
+    keyless = 0
+    for batch in batches:
+        buckets, terms = _terms(batch, column)
+        picked = np.flatnonzero(buckets == bucket)
+        keys = batch.column(KEY).take(pa.array(picked)).to_pylist() if KEY in batch.column_names else [None] * len(picked)
+        keyless += sum(key is None for key in keys)
+        rows.update((key, term) for key, term in zip(keys, terms[picked].tolist()) if key is not None)
+    return rows, keyless

@@ -1,0 +1,340 @@
+"""Issue 19.5, nothing is ever silently changed: the rewrite check (run/digest.py, io/row_hash.py).
+
+Properties of the digest on generated Arrow tables of every type the tables have (nested structs, lists, maps,
+decimals, timestamps, binary, floats with NaN and -0.0, nulls at every depth); then the check inside real group
+tasks (in-process, armed as a Spark task arms it); then fault injection on the real path: a clustering run whose
+task alters one row between read and write fails with one line naming the column and the key, its instant is
+rolled back, and Apache Hudi and hudi-rs read the table unchanged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import struct
+from decimal import Decimal
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from hudi_cluster_core.io.row_hash import value_hashes
+from hudi_cluster_core.run.digest import KEY, Digest
+
+# ------------------------------------------------------------------------------------------ generated tables
+
+_LEAVES = [
+    (pa.int8(), st.integers(-(2**7), 2**7 - 1)), (pa.int32(), st.integers(-(2**31), 2**31 - 1)),
+    (pa.int64(), st.integers(-(2**63), 2**63 - 1)), (pa.uint16(), st.integers(0, 2**16 - 1)),
+    (pa.uint64(), st.integers(0, 2**64 - 1)), (pa.bool_(), st.booleans()),
+    (pa.float32(), st.floats(width=32)), (pa.float64(), st.floats() | st.sampled_from([0.0, -0.0, math.nan])),
+    (pa.string(), st.text(max_size=20)), (pa.large_string(), st.text(max_size=40)),
+    (pa.binary(), st.binary(max_size=30)), (pa.large_binary(), st.binary(max_size=9)),
+    (pa.binary(3), st.binary(min_size=3, max_size=3)),
+    (pa.decimal128(10, 2), st.decimals(-(10**8) + 1, 10**8 - 1, places=2)),
+    (pa.decimal256(40, 5), st.decimals(-(10**30), 10**30, places=5)),
+    (pa.date32(), st.dates()), (pa.date64(), st.dates()),
+    (pa.timestamp("us", tz="UTC"), st.datetimes(dt.datetime(1900, 1, 1), dt.datetime(2200, 1, 1))),
+    (pa.timestamp("ms"), st.datetimes(dt.datetime(1900, 1, 1)).map(lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000))),
+    (pa.time64("us"), st.times()), (pa.duration("s"), st.integers(-(2**40), 2**40).map(lambda s: dt.timedelta(seconds=s))),
+    (pa.null(), st.none()),
+]  # fmt: skip
+NAMES = st.text("abcxyz", min_size=1, max_size=3)
+
+
+def _nested(children):
+    def struct_of(fields):
+        return (pa.struct([pa.field(name, t) for name, (t, _) in fields]),
+                st.fixed_dictionaries({name: st.none() | values for name, (_, values) in fields}))  # fmt: skip
+
+    def list_of(item, kind):
+        t, values = item
+        elements = st.lists(st.none() | values, max_size=4)
+        if kind == "fixed":
+            return pa.list_(t, 2), st.lists(st.none() | values, min_size=2, max_size=2)
+        return (pa.large_list(t) if kind == "large" else pa.list_(t)), elements
+
+    def map_of(key, item):
+        (kt, keys), (vt, values) = key, item
+        return pa.map_(kt, vt), st.lists(st.tuples(keys, st.none() | values), max_size=3)
+
+    hashable_keys = st.sampled_from([leaf for leaf in _LEAVES if leaf[0] in (pa.int32(), pa.string(), pa.int64())])
+    return st.one_of(
+        st.tuples(children, st.sampled_from(["list", "large", "fixed"])).map(lambda a: list_of(*a)),
+        st.lists(st.tuples(NAMES, children), min_size=1, max_size=3, unique_by=lambda f: f[0]).map(struct_of),
+        st.tuples(hashable_keys, children).map(lambda a: map_of(*a)),
+    )
+
+
+TYPES = st.recursive(st.sampled_from(_LEAVES), _nested, max_leaves=5)
+
+
+def make_table(data, typed, min_rows=0, keyless=False) -> pa.Table:
+    """A table of unique record keys (or null ones) and one column ``v`` of ``typed``, nulls included."""
+    arrow_type, values = typed
+    rows = data.draw(st.lists(st.none() | values, min_size=min_rows, max_size=25))
+    keys = [None] * len(rows) if keyless else [f"k{i:03d}" for i in range(len(rows))]
+    return pa.table({KEY: pa.array(keys, pa.string()), "v": pa.array(rows, arrow_type)})
+
+
+@st.composite
+def tables(draw, min_rows=0, keyless=False):
+    class Data:  # make_table's draws through this composite
+        @staticmethod
+        def draw(strategy):
+            return draw(strategy)
+
+    return make_table(Data, draw(TYPES), min_rows, keyless)
+
+
+def digest(table: pa.Table) -> Digest:
+    out = Digest()
+    out.add(table, frozenset())
+    return out
+
+
+def same(a: Digest, b: Digest) -> bool:
+    """Equal digests (a column no row reached counts as 0, as the check counts it)."""
+    names = {*a.columns, *b.columns}
+    return (a.rows, a.whole_rows) == (b.rows, b.whole_rows) and all(a.columns.get(n, 0) == b.columns.get(n, 0) for n in names)
+
+
+def canon(value):
+    """A value as written: floats by their bits (NaNs alike), containers recursively."""
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else struct.pack("<d", value)
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:  # to_pylist of a UTC column
+        return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    if isinstance(value, dict):
+        return tuple(sorted((k, canon(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(canon(v) for v in value)
+    return value
+
+
+def with_values(table: pa.Table, column: str, values: list) -> pa.Table:
+    field = table.schema.field(column)
+    return table.set_column(table.schema.get_field_index(column), field, pa.array(values, field.type))
+
+
+def rechunked(table: pa.Table, cuts: list[int]) -> pa.Table:
+    """The same rows in chunks cut at ``cuts`` (slices of a larger table: buffers with offsets)."""
+    padded = pa.concat_tables([table.slice(0, 1), table, table.slice(0, 1)]).combine_chunks() if table.num_rows else table
+    bounds = sorted({0, table.num_rows, *[c % (table.num_rows + 1) for c in cuts]})
+    parts = [padded.slice(1 + a, b - a) for a, b in zip(bounds, bounds[1:])] if table.num_rows else [table]
+    return pa.concat_tables(parts)
+
+
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])  # fmt: skip
+
+
+@SETTINGS
+@given(table=tables(), seed=st.integers(0, 2**32 - 1), cuts=st.lists(st.integers(0, 30), max_size=4))
+def test_the_digest_ignores_row_order_and_chunking(table, seed, cuts):
+    expected = digest(table)
+    order = np.random.default_rng(seed).permutation(table.num_rows)
+    assert same(digest(table.take(pa.array(order, pa.int64()))), expected)
+    assert same(digest(rechunked(table, cuts)), expected)
+    split = Digest()
+    for part in rechunked(table, cuts).to_batches():
+        split.merge(digest(pa.Table.from_batches([part])))
+    assert same(split, expected)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_any_changed_value_changes_its_column_alone(data):
+    typed = data.draw(TYPES)
+    table = make_table(data, typed, min_rows=1)
+    rows = table.column("v").to_pylist()
+    row = data.draw(st.integers(0, len(rows) - 1))
+    replacement = data.draw(st.none() | typed[1])
+    assume(canon(replacement) != canon(rows[row]))
+    rows[row] = replacement
+    before, after = digest(table), digest(with_values(table, "v", rows))
+    assert before.columns["v"] != after.columns["v"], (rows, row)
+    assert before.columns[KEY] == after.columns[KEY] and before.rows == after.rows
+
+
+@SETTINGS
+@given(table=tables(min_rows=2), pick=st.tuples(st.integers(0, 99), st.integers(0, 99)))
+def test_a_value_moved_to_another_key_changes_its_column(table, pick):
+    rows = table.column("v").to_pylist()
+    a, b = pick[0] % len(rows), pick[1] % len(rows)
+    assume(canon(rows[a]) != canon(rows[b]))
+    rows[a], rows[b] = rows[b], rows[a]
+    assert digest(table).columns["v"] != digest(with_values(table, "v", rows)).columns["v"]
+
+
+@SETTINGS
+@given(table=tables(min_rows=1), pick=st.integers(0, 99), keyless=st.booleans())
+def test_a_dropped_or_duplicated_row_changes_the_count_and_the_keys(table, pick, keyless):
+    if keyless:
+        table = with_values(table, KEY, [None] * table.num_rows)
+    row = pick % table.num_rows
+    before = digest(table)
+    for changed in (pa.concat_tables([table.slice(0, row), table.slice(row + 1)]),
+                    pa.concat_tables([table, table.slice(row, 1)])):  # fmt: skip
+        after = digest(changed)
+        assert after.rows != before.rows
+        assert keyless or after.columns[KEY] != before.columns[KEY]
+
+
+@SETTINGS
+@given(table=tables(min_rows=2, keyless=True), pick=st.tuples(st.integers(0, 99), st.integers(0, 99)))
+def test_without_record_keys_a_value_moved_between_rows_changes_the_whole_row_digest(table, pick):
+    rows = table.column("v").to_pylist()
+    a, b = pick[0] % len(rows), pick[1] % len(rows)
+    assume(canon(rows[a]) != canon(rows[b]))
+    table = table.append_column("w", pa.array(range(len(rows)), pa.int64()))  # the rows differ elsewhere
+    rows[a], rows[b] = rows[b], rows[a]
+    moved = digest(with_values(table, "v", rows))
+    assert moved.columns["v"] == digest(table).columns["v"]  # the same values, in other rows
+    assert moved.whole_rows != digest(table).whole_rows
+
+
+def test_promotions_between_read_and_write_are_no_change():
+    """What the group's schema or ``concat_tables(promote_options="permissive")`` does to a column on its way:
+    widened ints, ints to floats, float32 to float64, string to large_string and binary, decimal precision and
+    scale, timestamp units, a struct field added as null, a dictionary decoded, a column added as null."""
+    same = [
+        (pa.array([1, None, -7], pa.int32()), pa.array([1, None, -7], pa.int64())),
+        (pa.array([1, None, -7], pa.int32()), pa.array([1.0, None, -7.0], pa.float64())),
+        (pa.array([1.5, -0.0, math.nan], pa.float32()), pa.array([1.5, -0.0, math.nan], pa.float64())),
+        (pa.array(["a", None, "ü"]), pa.array(["a", None, "ü"], pa.large_string())),
+        (pa.array(["a", None, "long enough to be out of line"]), pa.array(["a", None, "long enough to be out of line"], pa.string_view())),
+        (pa.array(["a", None, "ü"]), pa.array([b"a", None, "ü".encode()], pa.binary())),
+        (pa.array([Decimal("1.50"), None], pa.decimal128(10, 2)), pa.array([Decimal("1.500"), None], pa.decimal128(20, 3))),
+        (pa.array([1_000, None], pa.timestamp("ms")), pa.array([1_000_000, None], pa.timestamp("us"))),
+        (pa.array([{"a": 1}, None]), pa.array([{"a": 1, "b": None}, None], pa.struct([("a", pa.int64()), ("b", pa.string())]))),
+        (pa.array(["x", "y", "x"]).dictionary_encode(), pa.array(["x", "y", "x"])),
+        (pa.array([[1, None]], pa.list_(pa.int32())), pa.array([[1, None]], pa.large_list(pa.int64()))),
+    ]  # fmt: skip
+    for narrow, wide in same:
+        assert np.array_equal(value_hashes(narrow)[0], value_hashes(wide)[0]), (narrow.type, wide.type)
+    keys = pa.array(["k1", "k2"])
+    assert digest(pa.table({KEY: keys})).columns.get("extra", 0) == digest(pa.table({KEY: keys, "extra": pa.nulls(2)})).columns["extra"]
+
+
+def test_values_the_writer_keeps_apart_hash_apart():
+    """Equality is the value as written: -0.0 is not 0.0, NaN is not a number, an empty string or list is not
+    null, a null inside a list counts, and a struct field's name is part of its value."""
+    apart = [
+        pa.array([0.0, -0.0, math.nan, 1.5]), pa.array(["", None, "\x00", "\x00\x00"]),
+        pa.array([[], None, [None], [None, None]], pa.list_(pa.int64())),
+        pa.array([{"a": 1, "b": None}, {"a": None, "b": 1}, {"a": None, "b": None}, None]),
+    ]
+    for array in apart:
+        hashes, valid = value_hashes(array)
+        seen = [h for h, ok in zip(hashes.tolist(), valid if valid is not None else [True] * len(array)) if ok]
+        assert len(set(seen)) == len(seen), array
+
+
+# ------------------------------------------------------------------------------ inside real group tasks (in-process)
+
+from dataclasses import replace  # noqa: E402
+
+from hudi_cluster_core import failpoints  # noqa: E402
+from hudi_cluster_core.errors import RewriteMismatch  # noqa: E402
+from hudi_cluster_core.run import digest as rewrite_check  # noqa: E402
+from hudi_cluster_core.run.task import GroupTask  # noqa: E402
+from hudi_cluster_core.testing.execution import ExecutionInput, execution_table, group_task  # noqa: E402
+
+
+class ReadThenWrite:
+    """A third-party style strategy: the group's rows through ``read_arrow``, sorted, out through ``write``."""
+
+    def __init__(self, num_files=None, read_twice=False):
+        self.num_files, self.read_twice = num_files, read_twice
+
+    def execute_group(self, task: GroupTask):
+        if self.read_twice:
+            task.read_slices()
+        rows = task.read_arrow()
+        return task.write(rows.sort_by("x"), self.num_files)
+
+
+def kit_task(tmp_path, **fields) -> GroupTask:
+    """A group of 3 slices (rows with nulls, several types) over a small table the append writer wrote."""
+    base, slices = execution_table(4, 3, 2, 40)
+    chosen = tuple(s for s in slices if s.partition == "us")[:3]
+    case = ExecutionInput(base, chosen, ("x",), "linear", 2, f"2028{abs(hash(str(tmp_path))) % 10**13:013d}")
+    return replace(group_task(None, case), **fields)
+
+
+def write_paths(task: GroupTask, how: str) -> list[GroupTask]:
+    """The task(s) of ``how``, armed as ``run/spark.py`` arms them."""
+    budget = {"spilled": 4096, "split": 4096, "unsorted": 4096}.get(how, task.memory_budget)
+    units = 2 if how == "split" else 1
+    preserve = how != "restamped"  # a plan's choice: rows get the clustering instant and fresh sequence numbers
+    return [rewrite_check.armed(replace(task, memory_budget=budget, unit=u, units=units, write_token=f"{u}-1-1",
+                                        preserve_hoodie_metadata=preserve))
+            for u in range(units)]  # fmt: skip
+
+
+def execute(task: GroupTask, how: str) -> list[dict]:
+    if how in ("memory", "spilled", "split"):
+        return task.write_sorted(["x", "n"], "linear")
+    if how == "unsorted":
+        return task.write_sorted([], "linear")
+    if how == "restamped":
+        return task.write_sorted(["x"], "linear")
+    strategy = {"read-write": ReadThenWrite(), "three-files": ReadThenWrite(3), "read-twice": ReadThenWrite(read_twice=True)}[how]
+    return strategy.execute_group(task)
+
+
+PATHS = ["memory", "spilled", "split", "unsorted", "restamped", "read-write", "three-files", "read-twice"]
+
+
+@pytest.mark.parametrize("how", PATHS)
+def test_every_write_path_passes_the_check_unchanged(tmp_path, how):
+    written = 0
+    for task in write_paths(kit_task(tmp_path), how):
+        stats = execute(task, how)
+        rewrite_check.check(task, stats)
+        assert task.digest is not None and task.digest.input_seen and task.digest.output.rows == sum(s["numWrites"] for s in stats)
+        written += task.digest.output.rows
+    assert written == kit_task(tmp_path).read_arrow().num_rows
+
+
+@pytest.mark.parametrize("how", ["memory", "spilled", "split", "read-write", "three-files"])
+@pytest.mark.parametrize("corruption", ["value:s", "value:x", "move:n", "drop", "duplicate"])
+def test_a_row_altered_between_read_and_write_fails_the_group_naming_it(tmp_path, monkeypatch, how, corruption):
+    rows = kit_task(tmp_path).read_arrow()
+    victim = next(k for k, s, n in zip(*(rows.column(c).to_pylist() for c in (KEY, "s", "n"))) if s and n is not None)
+    monkeypatch.setattr(failpoints, "_corrupted", False)
+    monkeypatch.setenv(failpoints.CORRUPT_ENV, f"{corruption}@{victim}")
+    failures = []
+    for task in write_paths(kit_task(tmp_path), how):
+        try:
+            rewrite_check.check(task, execute(task, how))
+        except RewriteMismatch as mismatch:
+            failures.append(str(mismatch))
+    assert len(failures) == 1, failures
+    kind, _, column = corruption.partition(":")
+    expected = {
+        "value": rf"^group 0: column '{column}' changed in the rewrite \(e\.g\. key '{victim}'\)$",
+        "move": rf"^group 0: column '{column}' changed in the rewrite \(e\.g\. key '[^']+'\)$",
+        "drop": rf"^group 0: \d+ rows written for \d+ read in the rewrite \(e\.g\. key '{victim}' lost\)$",
+        "duplicate": rf"^group 0: \d+ rows written for \d+ read in the rewrite \(e\.g\. key '{victim}' duplicated\)$",
+    }[kind]
+    assert re.match(expected, failures[0]), failures[0]
+
+
+def test_a_strategy_reading_around_the_task_is_refused_unless_the_check_is_off(tmp_path):
+    class ReadsFiles:
+        def execute_group(self, task):
+            import pyarrow.parquet as pq
+
+            return task.write(pa.concat_tables([pq.read_table(s.base_file) for s in task.group.slices]))
+
+    task = rewrite_check.armed(kit_task(tmp_path))
+    with pytest.raises(RewriteMismatch, match="none read through GroupTask.read_slices/read_arrow"):
+        rewrite_check.check(task, ReadsFiles().execute_group(task))
+    off = rewrite_check.armed(kit_task(tmp_path, settings={rewrite_check.VERIFY_KEY: "false"}))
+    assert off.digest is None
+    rewrite_check.check(off, ReadsFiles().execute_group(off))
