@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from hudi_cluster_core.io.row_hash import value_hashes
-from hudi_cluster_core.run.digest import KEY, Digest
+from hudi_cluster_core.io.row_hash import value_codes
+from hudi_cluster_core.run.digest import KEY, ColumnDigests, Digest
 
 # ------------------------------------------------------------------------------------------ generated tables
 
@@ -90,16 +90,21 @@ def tables(draw, min_rows=0, keyless=False):
     return make_table(Data, draw(TYPES), min_rows, keyless)
 
 
-def digest(table: pa.Table) -> Digest:
-    out = Digest()
+def digest(table: pa.Table) -> ColumnDigests:
+    """The check's digest of ``table`` (``total``: the whole-row sum a task compares) and, for the diagnosis after a
+    mismatch, the per-column sums."""
+    out = ColumnDigests()
     out.add(table, frozenset())
+    fast = Digest()
+    fast.add(table, frozenset())
+    assert (fast.rows, fast.total) == (out.rows, out.total)
     return out
 
 
-def same(a: Digest, b: Digest) -> bool:
+def same(a: ColumnDigests, b: ColumnDigests) -> bool:
     """Equal digests (a column no row reached counts as 0, as the check counts it)."""
     names = {*a.columns, *b.columns}
-    return (a.rows, a.whole_rows) == (b.rows, b.whole_rows) and all(a.columns.get(n, 0) == b.columns.get(n, 0) for n in names)
+    return (a.rows, a.total) == (b.rows, b.total) and all(a.columns.get(n, 0) == b.columns.get(n, 0) for n in names)
 
 
 def canon(value):
@@ -142,7 +147,7 @@ def test_the_digest_ignores_row_order_and_chunking(table, seed, cuts):
     split = Digest()
     for part in rechunked(table, cuts).to_batches():
         split.merge(digest(pa.Table.from_batches([part])))
-    assert same(split, expected)
+    assert (split.rows, split.total) == (expected.rows, expected.total)
 
 
 @SETTINGS
@@ -156,7 +161,7 @@ def test_any_changed_value_changes_its_column_alone(data):
     assume(canon(replacement) != canon(rows[row]))
     rows[row] = replacement
     before, after = digest(table), digest(with_values(table, "v", rows))
-    assert before.columns["v"] != after.columns["v"], (rows, row)
+    assert before.total != after.total and before.columns["v"] != after.columns["v"], (rows, row)
     assert before.columns[KEY] == after.columns[KEY] and before.rows == after.rows
 
 
@@ -167,7 +172,8 @@ def test_a_value_moved_to_another_key_changes_its_column(table, pick):
     a, b = pick[0] % len(rows), pick[1] % len(rows)
     assume(canon(rows[a]) != canon(rows[b]))
     rows[a], rows[b] = rows[b], rows[a]
-    assert digest(table).columns["v"] != digest(with_values(table, "v", rows)).columns["v"]
+    before, after = digest(table), digest(with_values(table, "v", rows))
+    assert before.total != after.total and before.columns["v"] != after.columns["v"]
 
 
 @SETTINGS
@@ -180,13 +186,13 @@ def test_a_dropped_or_duplicated_row_changes_the_count_and_the_keys(table, pick,
     for changed in (pa.concat_tables([table.slice(0, row), table.slice(row + 1)]),
                     pa.concat_tables([table, table.slice(row, 1)])):  # fmt: skip
         after = digest(changed)
-        assert after.rows != before.rows
-        assert keyless or after.columns[KEY] != before.columns[KEY]
+        assert after.rows != before.rows and after.total != before.total
+        assert keyless or after.columns.get(KEY, 0) != before.columns.get(KEY, 0)
 
 
 @SETTINGS
 @given(table=tables(min_rows=2, keyless=True), pick=st.tuples(st.integers(0, 99), st.integers(0, 99)))
-def test_without_record_keys_a_value_moved_between_rows_changes_the_whole_row_digest(table, pick):
+def test_without_record_keys_a_value_moved_between_rows_changes_the_digest(table, pick):
     rows = table.column("v").to_pylist()
     a, b = pick[0] % len(rows), pick[1] % len(rows)
     assume(canon(rows[a]) != canon(rows[b]))
@@ -194,14 +200,30 @@ def test_without_record_keys_a_value_moved_between_rows_changes_the_whole_row_di
     rows[a], rows[b] = rows[b], rows[a]
     moved = digest(with_values(table, "v", rows))
     assert moved.columns["v"] == digest(table).columns["v"]  # the same values, in other rows
-    assert moved.whole_rows != digest(table).whole_rows
+    assert moved.total != digest(table).total
+
+
+@SETTINGS
+@given(values=st.lists(st.none() | st.binary(max_size=40), min_size=1, max_size=30), text=st.booleans())
+def test_every_string_layout_gives_the_same_codes(values, text):
+    """Strings are hashed one of three ways by their lengths in a block (all equal: a matrix in place; close: padded
+    to the longest by ``ascii_rpad``; skewed: each padded to its own words by a join); all give the same codes."""
+    if text:
+        values = [v.decode("latin-1") if v is not None else None for v in values]  # non-ASCII UTF-8 too
+    arrow_type = pa.string() if text else pa.binary()
+    whole = value_codes(pa.array(values, arrow_type))[0]
+    one_by_one = np.concatenate([value_codes(pa.array([v], arrow_type))[0] for v in values])
+    long = ("x" * 5000) if text else b"x" * 5000  # makes the block skewed: the join path
+    skewed = value_codes(pa.array(values + [long], arrow_type))[0][:-1]
+    large = value_codes(pa.array(values, pa.large_string() if text else pa.large_binary()))[0]
+    assert np.array_equal(whole, one_by_one) and np.array_equal(whole, skewed) and np.array_equal(whole, large)
 
 
 def test_promotions_between_read_and_write_are_no_change():
     """What the group's schema or ``concat_tables(promote_options="permissive")`` does to a column on its way:
     widened ints, ints to floats, float32 to float64, string to large_string and binary, decimal precision and
     scale, timestamp units, a struct field added as null, a dictionary decoded, a column added as null."""
-    same = [
+    pairs = [
         (pa.array([1, None, -7], pa.int32()), pa.array([1, None, -7], pa.int64())),
         (pa.array([1, None, -7], pa.int32()), pa.array([1.0, None, -7.0], pa.float64())),
         (pa.array([1.5, -0.0, math.nan], pa.float32()), pa.array([1.5, -0.0, math.nan], pa.float64())),
@@ -214,10 +236,10 @@ def test_promotions_between_read_and_write_are_no_change():
         (pa.array(["x", "y", "x"]).dictionary_encode(), pa.array(["x", "y", "x"])),
         (pa.array([[1, None]], pa.list_(pa.int32())), pa.array([[1, None]], pa.large_list(pa.int64()))),
     ]  # fmt: skip
-    for narrow, wide in same:
-        assert np.array_equal(value_hashes(narrow)[0], value_hashes(wide)[0]), (narrow.type, wide.type)
+    for narrow, wide in pairs:
+        assert np.array_equal(value_codes(narrow)[0], value_codes(wide)[0]), (narrow.type, wide.type)
     keys = pa.array(["k1", "k2"])
-    assert digest(pa.table({KEY: keys})).columns.get("extra", 0) == digest(pa.table({KEY: keys, "extra": pa.nulls(2)})).columns["extra"]
+    assert same(digest(pa.table({KEY: keys})), digest(pa.table({KEY: keys, "extra": pa.nulls(2)})))
 
 
 def test_values_the_writer_keeps_apart_hash_apart():
@@ -229,7 +251,7 @@ def test_values_the_writer_keeps_apart_hash_apart():
         pa.array([{"a": 1, "b": None}, {"a": None, "b": 1}, {"a": None, "b": None}, None]),
     ]
     for array in apart:
-        hashes, valid = value_hashes(array)
+        hashes, valid = value_codes(array)
         seen = [h for h, ok in zip(hashes.tolist(), valid if valid is not None else [True] * len(array)) if ok]
         assert len(set(seen)) == len(seen), array
 
@@ -237,6 +259,8 @@ def test_values_the_writer_keeps_apart_hash_apart():
 # ------------------------------------------------------------------------------ inside real group tasks (in-process)
 
 from dataclasses import replace  # noqa: E402
+
+import pyarrow.parquet as pq  # noqa: E402
 
 from hudi_cluster_core import failpoints  # noqa: E402
 from hudi_cluster_core.errors import RewriteMismatch  # noqa: E402
@@ -325,6 +349,45 @@ def test_a_row_altered_between_read_and_write_fails_the_group_naming_it(tmp_path
     assert re.match(expected, failures[0]), failures[0]
 
 
+def evolved_group(tmp_path) -> GroupTask:
+    """A group of two base files from before and after a schema evolution: ``x`` widened from int32 to int64, a
+    nested struct and a column ``extra`` added, rows with nulls at every depth."""
+    from hudi_cluster_core.plan.avro_plan import InputSlice, PlanGroup
+
+    def part(first: int, n: int, evolved: bool) -> pa.Table:
+        keys = [f"k{first + i:04d}" for i in range(n)]
+        columns = {
+            "_hoodie_commit_time": ["20250101000000000"] * n, "_hoodie_commit_seqno": [f"s{first + i}" for i in range(n)],
+            "_hoodie_record_key": keys, "_hoodie_partition_path": ["p"] * n, "_hoodie_file_name": ["old"] * n,
+            "x": pa.array([(i * 7919) % 100 - 50 for i in range(n)], pa.int64() if evolved else pa.int32()),
+            "s": pa.array([None if i % 5 == 0 else {"a": [i, None], "b": None if i % 3 else f"t{i}"} for i in range(n)]),
+        }  # fmt: skip
+        if evolved:
+            columns["extra"] = pa.array([None if i % 4 else i / 3 for i in range(n)], pa.float64())
+        return pa.table(columns)
+
+    (tmp_path / "p").mkdir(parents=True, exist_ok=True)
+    slices = []
+    for index, table in enumerate([part(0, 300, False), part(300, 200, True)]):
+        name = f"f{index}-0_0-1-1_20250101000000000.parquet"
+        pq.write_table(table, tmp_path / "p" / name, row_group_size=64)
+        slices.append(InputSlice("p", f"f{index}-0", str(tmp_path / "p" / name)))
+    group = PlanGroup(0, "p", tuple(slices), 1)
+    return GroupTask(str(tmp_path), "20260101000000000", group, None, None, settings={})
+
+
+@pytest.mark.parametrize("how", ["memory", "spilled", "split", "read-write"])
+def test_rows_of_an_evolved_schema_pass_widened(tmp_path, how):
+    """Slices from before and after a schema evolution reach the writer widened to the group's schema (by
+    ``concat_tables(promote_options="permissive")`` or the slice reader's casts): that is no change."""
+    written = 0
+    for task in write_paths(evolved_group(tmp_path), how):
+        stats = task.write_sorted(["x"], "linear") if how != "read-write" else ReadThenWrite().execute_group(task)
+        rewrite_check.check(task, stats)
+        written += task.digest.output.rows
+    assert written == 500
+
+
 def test_a_strategy_reading_around_the_task_is_refused_unless_the_check_is_off(tmp_path):
     class ReadsFiles:
         def execute_group(self, task):
@@ -338,3 +401,79 @@ def test_a_strategy_reading_around_the_task_is_refused_unless_the_check_is_off(t
     off = rewrite_check.armed(kit_task(tmp_path, settings={rewrite_check.VERIFY_KEY: "false"}))
     assert off.digest is None
     rewrite_check.check(off, ReadsFiles().execute_group(off))
+
+
+# ------------------------------------------------------------------------------ fault injection on the real path
+
+import json  # noqa: E402
+import subprocess  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from tests.support.apache_hudi import read_hudi_snapshot  # noqa: E402
+from tests.support.readers import assert_same_rows, read_hudi_rs  # noqa: E402
+from tests.support.runs import cli_command, cli_env, error_lines, table_problems  # noqa: E402
+
+ONE_LINE = re.compile(r"^hudi-cluster: error: clustering task failed: group \d+: (.*); clustering (\d+) rolled back "
+                      r"\(its plan dropped\)$")  # fmt: skip
+
+
+def run_corrupted(base: str, corruption: str | None, *extra: str, mode: str = "execute"):
+    env = cli_env()
+    if corruption:
+        env[failpoints.CORRUPT_ENV] = corruption
+    return subprocess.run(cli_command(base, *extra, mode=mode), env=env, text=True, capture_output=True, timeout=600)
+
+
+def scheduled_victim(base: str) -> str:
+    """Schedule a clustering; a record key of its first group (a row hudi-rs reads from one of its file groups)."""
+    scheduled = run_corrupted(base, None, "--json", mode="schedule")
+    assert scheduled.returncode == 0, scheduled.stderr[-2000:]
+    file_ids = json.loads(scheduled.stdout)["groups"][0]["input_file_ids"]
+    rows = read_hudi_rs(base).to_pylist()
+    return next(r[KEY] for r in rows[3:] if any(r["_hoodie_file_name"].startswith(f) for f in file_ids))
+
+
+@pytest.mark.parametrize(("kind", "corruption", "says"), [
+    ("cow_v9", "value:c_int", r"column 'c_int' changed in the rewrite \(e\.g\. key '{victim}'\)"),
+    ("cow_v9", "move:c_string", r"column 'c_string' changed in the rewrite \(e\.g\. key 'k\d+'\)"),
+    ("cow_v9", "drop", r"\d+ rows written for \d+ read in the rewrite \(e\.g\. key '{victim}' lost\)"),
+    ("cow_v9", "duplicate", r"\d+ rows written for \d+ read in the rewrite \(e\.g\. key '{victim}' duplicated\)"),
+    ("mor_v9", "value:c_decimal", r"column 'c_decimal' changed in the rewrite \(e\.g\. key '{victim}'\)"),
+])  # fmt: skip
+def test_a_row_altered_in_a_real_run_fails_it_with_one_line_and_the_table_reads_unchanged(spark, hudi_tables, request,
+                                                                                         kind, corruption, says):  # fmt: skip
+    base = hudi_tables.copy(kind, request.node.name)
+    before_rs, before_hudi = read_hudi_rs(base), read_hudi_snapshot(spark, base)
+    victim = scheduled_victim(base)
+    failed = run_corrupted(base, f"{corruption}@{victim}")
+    assert failed.returncode == 1, failed.stderr[-3000:]  # a failed task's exit code (RunFailed), as before
+    lines = error_lines(failed.stderr)
+    assert len(lines) == 1 and "Traceback" not in failed.stderr, failed.stderr[-3000:]
+    found = ONE_LINE.match(lines[0])
+    assert found and re.fullmatch(says.format(victim=victim), found.group(1)), lines[0]
+    assert load_table_state(base, found.group(2)) == "gone"
+    assert table_problems(base) == []
+    assert_same_rows(before_rs, read_hudi_rs(base), labels=("before", "hudi-rs after the failed run"))
+    assert_same_rows(before_hudi, read_hudi_snapshot(spark, base), labels=("before", "Apache Hudi after the failed run"))
+
+
+def test_with_the_check_off_the_same_corruption_is_committed(spark, hudi_tables, request):
+    """The check is what stands between a bad rewrite and the table: switched off, the altered value lands."""
+    base = hudi_tables.copy("cow_v9", request.node.name)
+    victim = scheduled_victim(base)
+
+    def c_int() -> int:
+        return next(r["c_int"] for r in read_hudi_rs(base).to_pylist() if r[KEY] == victim)
+
+    before = c_int()
+    done = run_corrupted(base, f"value:c_int@{victim}", "--hoodie-conf", f"{rewrite_check.VERIFY_KEY}=false")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert c_int() == before + 1
+
+
+def load_table_state(base: str, instant: str) -> str:
+    from hudi_cluster_core.table import load_table
+
+    timeline = load_table(base).timeline
+    found = timeline.get(instant)
+    return "gone" if found is None else found.state.name

@@ -1,19 +1,21 @@
-"""A 64-bit hash of every value of an Arrow array, vectorised with numpy, for the rewrite check (run/digest.py).
+"""A 64-bit code of every value of an Arrow array, vectorised with numpy, for the rewrite check (run/digest.py).
 
-``value_hashes(array)`` gives ``(hashes, valid)``: one uint64 per slot and the slots' validity (None: no nulls;
-a null slot's hash is 0). Equal values hash equal whatever the chunking, slicing or buffer layout; a value
-changed anywhere in it (a nested field, a list element, a null at any depth) changes the hash with
-probability 1 - 2^-64 for all practical purposes. This is a checksum against accidents, not a cryptographic hash.
+``value_codes(array)`` gives ``(codes, valid)``: one uint64 per slot and the slots' validity (None: no nulls; a
+null slot's code is 0). A number's code is the number itself (injective); bytes and containers get a hash that
+is not finalised (a consumer mixes every code with :func:`fmix` anyway, so finalising here would be paid twice).
+Equal values get equal codes whatever the chunking, slicing or buffer layout; a value changed anywhere in it (a
+nested field, a list element, a null at any depth) changes the code with probability 1 - 2^-64 for all practical
+purposes. This is a checksum against accidents, not a cryptographic hash.
 
 Equality is the value as written, with the type promotions a group's rows may go through between reading and
 writing (``pa.concat_tables(promote_options="permissive")``, the slice reader's casts to the group's schema)
 made invisible, so a widened column is not a changed one:
 
-* integers of every width, and floats holding an integral value, hash as that int64 (int32 ``5`` = int64 ``5``
-  = float64 ``5.0``); other floats hash their float64 bits (NaN payloads and -0.0 are kept apart from other
+* integers of every width, and floats holding an integral value, are that int64 (int32 ``5`` = int64 ``5``
+  = float64 ``5.0``); other floats are their float64 bits (NaN payloads and -0.0 are kept apart from other
   values; float16/32 widen exactly);
 * string, large_string, binary, views and fixed_size_binary hash their bytes alike;
-* timestamps, times, durations and dates hash as nanoseconds (a unit change is invisible; wraps at 2^64);
+* timestamps, times, durations and dates are nanoseconds (a unit change is invisible; wraps at 2^64);
 * decimals hash as decimal256(76, 38) when they fit it (precision and scale widening are invisible);
 * dictionaries hash their decoded values;
 * a struct is the set of its non-null fields by name (a field added as null is invisible; field order too);
@@ -25,10 +27,12 @@ Other types (unions, ...) fall back to hashing each value's Python repr (slow, c
 from __future__ import annotations
 
 import hashlib
+import threading
 from typing import Optional
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 U64 = np.uint64
 Valid = Optional[np.ndarray]  # a bool array, or None when every slot is valid
@@ -59,10 +63,10 @@ def name_seed(name: str) -> np.uint64:
     return U64(int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "little"))
 
 
-def value_hashes(array: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, Valid]:
-    """``(hashes, valid)`` of ``array``'s slots: see the module's docstring."""
+def value_codes(array: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, Valid]:
+    """``(codes, valid)`` of ``array``'s slots: see the module's docstring."""
     if isinstance(array, pa.ChunkedArray):
-        parts = [value_hashes(chunk) for chunk in array.chunks]
+        parts = [value_codes(chunk) for chunk in array.chunks]
         if not parts:
             return np.zeros(0, U64), None
         valid = None
@@ -112,12 +116,10 @@ def _hashes(array: pa.Array) -> np.ndarray:
         return _fixed_bytes(array, t.byte_width) ^ name_seed(f"decimal scale {t.scale}")
     if pa.types.is_fixed_size_binary(t):
         return _fixed_bytes(array, t.byte_width)
-    if pa.types.is_string(t) or pa.types.is_binary(t):
-        return _var_bytes(array, np.int32)
-    if pa.types.is_large_string(t) or pa.types.is_large_binary(t):
-        return _var_bytes(array, np.int64)
+    if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+        return _var_bytes(array)
     if pa.types.is_binary_view(t) or pa.types.is_string_view(t):
-        return _var_bytes(array.cast(pa.large_binary()), np.int64)
+        return _var_bytes(array.cast(pa.large_binary()))
     if pa.types.is_struct(t):
         return _struct(array)
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t):
@@ -146,77 +148,113 @@ def _floats(values: np.ndarray) -> np.ndarray:
 
 def _fixed_bytes(array: pa.Array, width: int) -> np.ndarray:
     data = np.frombuffer(array.buffers()[1], np.uint8, count=len(array) * width, offset=array.offset * width)
-    offsets = np.arange(len(array) + 1, dtype=np.int64) * width
-    return bytes_hashes(data, offsets)
+    return _equal_lengths(data, len(array), width)
 
 
-def _var_bytes(array: pa.Array, offset_type) -> np.ndarray:
-    buffers = array.buffers()
-    offsets = np.frombuffer(buffers[1], offset_type, count=len(array) + 1, offset=array.offset * np.dtype(offset_type).itemsize)
-    offsets = offsets.astype(np.int64)
-    data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
-    return bytes_hashes(data[offsets[0] : offsets[-1]], offsets - offsets[0])
+def _equal_lengths(data: np.ndarray, n: int, width: int) -> np.ndarray:
+    """:func:`matrix_hashes` of ``n`` strings of ``width`` bytes each, back to back in ``data``."""
+    if width % 8:
+        matrix = np.zeros((n, -(-width // 8) * 8), np.uint8)
+        matrix[:, :width] = data.reshape(n, width)
+        data = matrix.reshape(-1)
+    return matrix_hashes(data.view("<u8").reshape(n, -1), np.full(n, width, np.int64))
 
 
-def bytes_hashes(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """The hash of each byte string ``data[offsets[i]:offsets[i+1]]``: ``fmix(sum_k mix(w_k) * R^k + length * L)``
-    over its 8-byte little-endian words ``w_k`` (the last one zero-padded). The position enters as a power of R
-    (a change of one word always changes the sum; a swap of two is missed with probability ~2^-49). Strings of
-    one length take a 2-D path without gathers; both paths compute the same numbers."""
-    n = len(offsets) - 1
+def _var_bytes(array: pa.Array) -> np.ndarray:
+    """Strings padded with zero bytes to whole words by Arrow, so each starts at a word boundary and the words are
+    read in place, without a gather: to the longest string's words when that costs at most about twice the data
+    (``ascii_rpad``, which counts bytes, then a (strings, words) matrix), else each to its own (a join with pads).
+    Zero words add nothing to the sum, so both give the same numbers."""
+    offsets = _offsets(array)
     lengths = np.diff(offsets)
-    if n and (lengths == lengths[0]).all():
-        width = int(lengths[0])
-        per_string = -(-width // 8)
-        matrix = np.empty((n, per_string * 8), np.uint8)
-        matrix[:, :width] = data[: n * width].reshape(n, width)
-        matrix[:, width:] = 0
-        mixed = _mix_word(matrix.view("<u8"))
-        mixed *= _powers(per_string)[0]
-        sums = np.zeros(n, U64)
-        for k in range(per_string):  # column by column: numpy sums a short inner axis slowly
-            sums += mixed[:, k]
-    else:
-        counts = (lengths + 7) >> 3
-        word_offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(counts, out=word_offsets[1:])
-        total = int(word_offsets[-1])
-        powers, inverse = _powers(total + 1)  # + 1: an empty last string's words start at index total
-        powers = powers[:total]
-        # word g of string i starts at byte offsets[i] + 8 * (g - word_offsets[i]): one repeat per word
-        starts = np.repeat(offsets[:-1] - 8 * word_offsets[:-1], counts)
-        starts += np.arange(0, 8 * total, 8, dtype=np.int64)
-        words = _load_words(data, starts)
-        has_words = counts > 0
-        last = word_offsets[1:][has_words] - 1
-        tail_bits = ((lengths[has_words] - (counts[has_words] - 1) * 8) * 8).astype(U64)  # 8..64 data bits
-        words[last] &= np.where(tail_bits >= U64(64), ~U64(0), (U64(1) << (tail_bits & U64(63))) - U64(1))
-        mixed = _mix_word(words)
-        mixed *= powers  # R^g for the global word index g; R^-word_offsets[i] below makes it R^k
-        sums = _segment_sums(mixed, word_offsets) * inverse[word_offsets[:-1]]
+    n = len(array)
+    if not n:
+        return np.zeros(0, U64)
+    if lengths[0] and (lengths == lengths[0]).all():  # keys, timestamps as text: no padding pass
+        return _equal_lengths(np.frombuffer(array.buffers()[2], np.uint8)[offsets[0] : offsets[-1]], n, int(lengths[0]))
+    width = -(-int(lengths.max()) // 8) * 8
+    if 0 < width * n <= 2 * int(offsets[-1] - offsets[0]) + 8 * n:
+        large = pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type)
+        text = pa.Array.from_buffers(pa.large_string() if large else pa.string(), n, array.buffers(),
+                                     array.null_count, array.offset)  # fmt: skip  (bytes as they are, unchecked)
+        padded = pc.ascii_rpad(text.fill_null("") if array.null_count else text, width=width, padding="\0")
+        padded_offsets = _offsets(padded)
+        if (np.diff(padded_offsets) == width).all():
+            data = np.frombuffer(padded.buffers()[2], np.uint8)[padded_offsets[0] : padded_offsets[-1]]
+            return matrix_hashes(data.view("<u8").reshape(n, width // 8), lengths)
+    if array.type not in _PADS:  # "", "\0", ... "\0" * 7 and an empty separator, of the array's type
+        _PADS[array.type] = (pa.array([b"\0" * i for i in range(8)]).cast(array.type), pa.scalar(b"").cast(array.type))
+    pads, nothing = _PADS[array.type]
+    padded = pc.binary_join_element_wise(array, pads.take(pa.array((-lengths & 7).astype(np.int8))), nothing)
+    padded_offsets = _offsets(padded)
+    words = np.frombuffer(padded.buffers()[2] or b"", "<u8", count=int(padded_offsets[-1] - padded_offsets[0]) // 8,
+                          offset=int(padded_offsets[0]))  # fmt: skip
+    return bytes_hashes(words, (padded_offsets - padded_offsets[0]) >> 3, lengths)
+
+
+def _offsets(array: pa.Array) -> np.ndarray:
+    large = pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type)
+    kind = np.int64 if large else np.int32
+    size = np.dtype(kind).itemsize
+    return np.frombuffer(array.buffers()[1], kind, count=len(array) + 1, offset=array.offset * size).astype(np.int64)
+
+
+_PADS: dict[pa.DataType, tuple[pa.Array, pa.Scalar]] = {}
+
+
+def bytes_hashes(words: np.ndarray, word_offsets: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The hash of each byte string, ``sum_k mix(w_k) * R^k + length * L + T`` over its 8-byte little-endian
+    words ``w_k`` (the last one zero-padded): ``words[word_offsets[i]:word_offsets[i+1]]`` are string i's, of
+    ``lengths[i]`` bytes. The position enters as a power of R (a change of one word always changes the sum; a swap
+    of two is missed with probability ~2^-49)."""
+    running = _running_sums(words)
+    sums = running[word_offsets[1:]] - running[word_offsets[:-1]]
+    sums *= _powers(len(words) + 1)[1][word_offsets[:-1]]  # R^-(first word's g): from R^g to R^k
+    return _bytes_final(sums, lengths)
+
+
+def matrix_hashes(matrix: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """:func:`bytes_hashes` of strings of as many words each, the rows of a (strings, words) uint64 matrix."""
+    strings, words = matrix.shape
+    running = _running_sums(matrix.reshape(-1))
+    sums = running[words::words] - running[: strings * words : words]
+    sums *= _powers(strings * words + 1)[1][: strings * words : words]
+    return _bytes_final(sums, lengths)
+
+
+def _running_sums(words: np.ndarray) -> np.ndarray:
+    """``[0, t_0, t_0 + t_1, ...]`` of the terms ``t_g = mix(w_g) * R^g`` (g: the word's index in ``words``), in
+    scratch space: the arrays of one block are reused, not faulted in afresh (numpy asks the OS for every large
+    array, and touching its pages again costs as much as the arithmetic)."""
+    total = len(words)
+    mixed, shifted, running = _scratch(0, total), _scratch(1, total), _scratch(2, total + 1)
+    np.multiply(words, _WORD, out=mixed)
+    np.right_shift(mixed, U64(29), out=shifted)
+    mixed ^= shifted
+    mixed *= _powers(total)[0]
+    running[0] = 0
+    np.cumsum(mixed, out=running[1:])
+    return running
+
+
+_SCRATCH = threading.local()
+SCRATCH_BYTES = 1 << 24  # kept per slot and thread between calls; a larger block allocates afresh
+
+
+def _scratch(slot: int, count: int) -> np.ndarray:
+    kept = _SCRATCH.__dict__.setdefault("arrays", {})
+    array = kept.get(slot)
+    if array is None or len(array) < count:
+        array = np.empty(max(count, 2 * len(array) if array is not None else 0), U64)
+        if array.nbytes <= SCRATCH_BYTES:
+            kept[slot] = array
+    return array[:count]
+
+
+def _bytes_final(sums: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     sums += lengths.astype(U64) * _LEN
     sums += _BYTES_TAG
-    return fmix(sums)
-
-
-def _load_words(data: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """The little-endian 8-byte words of ``data`` at byte positions ``starts`` (consumed), from two aligned loads
-    each (numpy gathers from an aligned, contiguous array several times faster than from unaligned windows)."""
-    padded = np.zeros((len(data) + 23) // 8 * 8, np.uint8)  # two words of slack past the end
-    padded[: len(data)] = data
-    aligned = padded.view("<u8")
-    index = starts >> 3
-    words = aligned.take(index)
-    index += 1
-    high = aligned.take(index)
-    starts &= 7
-    starts <<= 3
-    shift = starts.view(U64)
-    words >>= shift
-    np.subtract(U64(64), shift, out=shift)
-    high <<= shift  # numpy shifts by 64 to 0: an aligned word takes nothing from the next one
-    words |= high
-    return words
+    return sums
 
 
 _R = U64(0x9E3779B97F4A7C13)  # odd, = 3 mod 8: R^d - 1 has at most 2 + log2(d) factors of two
@@ -238,13 +276,6 @@ def _powers(count: int) -> tuple[np.ndarray, np.ndarray]:
     return powers[:count], inverse[:count]
 
 
-def _mix_word(x: np.ndarray) -> np.ndarray:
-    """A cheap bijective mix of each word, in place (multiply, then fold the high bits down)."""
-    x *= _WORD
-    x ^= x >> U64(29)
-    return x
-
-
 def _segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """``values[offsets[i]:offsets[i+1]].sum()`` per segment, mod 2^64 (empty segments: 0)."""
     running = np.zeros(len(values) + 1, U64)
@@ -255,25 +286,29 @@ def _segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 def _struct(array: pa.StructArray) -> np.ndarray:
     total = np.zeros(len(array), U64)
     for index in range(array.type.num_fields):
-        hashes, valid = value_hashes(array.field(index))  # .field() applies the struct's offset
+        hashes, valid = value_codes(array.field(index))  # .field() applies the struct's offset
         hashes = fmix(hashes * _ELEMENT + name_seed(array.type.field(index).name))
         if valid is not None:
             hashes[~valid] = 0  # a null field counts as absent: a field added by schema evolution is invisible
         total += hashes
-    return fmix(total + _STRUCT_TAG)
+    total += _STRUCT_TAG
+    return total
 
 
 def _list(values: pa.Array, offsets: np.ndarray) -> np.ndarray:
     """Elements ``values[offsets[i]:offsets[i+1]]`` (absolute offsets into ``values``) in order, nulls included."""
     first, last = int(offsets[0]), int(offsets[-1])
-    hashes, valid = value_hashes(values.slice(first, last - first))
+    hashes, valid = value_codes(values.slice(first, last - first))
     if valid is not None:
         hashes[~valid] = NULL_ELEMENT
     offsets = offsets - first
     counts = np.diff(offsets)
     position = np.arange(last - first, dtype=np.int64) - np.repeat(offsets[:-1], counts)
     mixed = fmix(hashes * _ELEMENT + (position.astype(U64) + U64(1)) * _INDEX)
-    return fmix(_segment_sums(mixed, offsets) + counts.astype(U64) * _LEN + _LIST_TAG)
+    sums = _segment_sums(mixed, offsets)
+    sums += counts.astype(U64) * _LEN
+    sums += _LIST_TAG
+    return sums
 
 
 def _python(array: pa.Array) -> np.ndarray:

@@ -2,19 +2,21 @@
 
 Each Spark task keeps a :class:`GroupDigest` of the rows it is responsible for as they are read (in the group's
 schema, only its own key ranges when a group is split) and of the rows it hands to the parquet writer, and
-compares them when ``execute_group`` returns: row counts, and per column an order-independent digest, the sum
-mod 2^64 of a 64-bit hash of (record key, value) over the rows (:mod:`hudi_cluster_core.io.row_hash` hashes
-values of every Arrow type; nulls add nothing, so a column added as null is no change). Sorting, re-partitioning
-and file rolling leave the digests alone; a value changed, moved to another key, lost or duplicated does not.
-A whole-row digest (the sum over rows of a hash of all its columns' terms) catches a value moved between rows
-of a table without record keys. The written files' footers must hold the rows their write stats say.
+compares them when ``execute_group`` returns: the row counts, and an order-independent digest, the sum mod 2^64
+over the rows of a 64-bit hash of the whole row (record key and values). A row's hash mixes ``fmix`` over a sum of
+its columns' value codes (:mod:`hudi_cluster_core.io.row_hash`, every Arrow type), each offset and multiplied by
+constants of the column's name; a null adds nothing, so a column added as null is no change. Sorting,
+re-partitioning and file rolling leave the digest alone; a value changed, moved to another row or column, lost or
+duplicated does not. The written files' footers must hold the rows their write stats say.
 
 Left out: ``_hoodie_file_name`` (set per output file) and, when a plan does not preserve Hudi's metadata (rows
 restamped with the clustering instant), ``_hoodie_commit_time`` and ``_hoodie_commit_seqno``.
 
-On a mismatch (only then) an example key is found: the task reads its input again and its written files back,
-sums the one mismatching column per key-hash bucket on each side, and compares the keys of one differing bucket.
-The task fails with :class:`~hudi_cluster_core.errors.RewriteMismatch`, one line; the run rolls its instant back.
+On a mismatch (only then) the task finds what changed: it reads its input again and its written files back and
+digests them per column (:class:`ColumnDigests`: the sum of a hash of (record key, value) per column), takes the
+first differing column (the key column when rows were lost or duplicated), sums its terms per key-hash bucket on
+both sides and compares the keys of one differing bucket for an example. The task fails with
+:class:`~hudi_cluster_core.errors.RewriteMismatch`, one line; the run rolls its instant back.
 ``hudi.cluster.task.verify=false`` switches the check off.
 """
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 import numpy as np
@@ -30,7 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import ConfigError, RewriteMismatch
-from ..io.row_hash import U64, fmix, name_seed, value_hashes
+from ..io.row_hash import U64, fmix, name_seed, value_codes
 
 if TYPE_CHECKING:
     from .task import GroupTask
@@ -39,8 +42,9 @@ VERIFY_KEY = "hudi.cluster.task.verify"
 KEY = "_hoodie_record_key"
 ALWAYS_SKIPPED = ("_hoodie_file_name",)
 RESTAMPED = ("_hoodie_commit_time", "_hoodie_commit_seqno")
-# Rows hashed at a time: numpy's temporaries stay small enough to be reused, not faulted in afresh (2-3x faster).
-BLOCK_ROWS = 16384
+# Rows hashed at a time: a block's uint64 arrays (120 KiB) stay under glibc's mmap threshold (128 KiB), so numpy
+# gets them from the heap, not as fresh pages from the OS to fault in on every call (2-3x slower).
+BLOCK_ROWS = 15 * 1024
 BUCKET_BITS = 12  # key-hash buckets of the example search: one differing bucket holds ~1/4096 of the rows
 _VALUE, _ROW = U64(0xD6E8FEB86659FD93), U64(0xA0761D6478BD642F)
 MASK = (1 << 64) - 1
@@ -72,46 +76,71 @@ def check(task: GroupTask, stats: list[dict]) -> None:
 
 @dataclass
 class Digest:
+    """The rows of one side: how many, and the sum mod 2^64 of each row's hash."""
+
     rows: int = 0
-    columns: dict[str, int] = field(default_factory=dict)  # column -> sum mod 2^64 of its rows' terms
-    whole_rows: int = 0  # sum mod 2^64 of a hash of each row's terms
+    total: int = 0
 
     def add(self, table: pa.Table, skipped: frozenset[str]) -> None:
         for start in range(0, table.num_rows, BLOCK_ROWS):
             block = table.slice(start, BLOCK_ROWS)
-            keys = key_hashes(block)
-            row_terms = np.zeros(block.num_rows, U64)
-            for name in block.column_names:
-                if name in skipped:
-                    continue
-                terms = column_terms(block, name, keys)
-                self.columns[name] = (self.columns.get(name, 0) + int(terms.sum(dtype=U64))) & MASK
-                row_terms += terms
-            row_terms ^= _ROW
-            self.whole_rows = (self.whole_rows + int(fmix(row_terms).sum(dtype=U64))) & MASK
-            self.rows += block.num_rows
-        for name in table.column_names:  # a column of no rows is still known
+            if block.num_columns and block.column(0).num_chunks > 1:  # one call per column per block costs less
+                block = block.combine_chunks()  # than one per small chunk (the copy is ~10% of the hashing)
+            self._add_block(block, skipped)
+
+    def _add_block(self, block: pa.Table, skipped: frozenset[str]) -> None:
+        row_codes = np.zeros(block.num_rows, U64)
+        for name in block.column_names:
             if name not in skipped:
-                self.columns.setdefault(name, 0)
+                codes, valid = value_codes(block.column(name))
+                offset, factor = _column_constants(name)
+                codes += offset  # a value's code is never the null's 0 (save by a 2^-64 chance)
+                codes *= factor  # odd: a changed code always changes the row's sum
+                if valid is not None:
+                    codes[~valid] = 0
+                row_codes += codes
+        row_codes ^= _ROW
+        self.total = (self.total + int(fmix(row_codes).sum(dtype=U64))) & MASK
+        self.rows += block.num_rows
 
     def merge(self, other: "Digest") -> None:
         self.rows += other.rows
-        self.whole_rows = (self.whole_rows + other.whole_rows) & MASK
-        for name, value in other.columns.items():
-            self.columns[name] = (self.columns.get(name, 0) + value) & MASK
+        self.total = (self.total + other.total) & MASK
 
 
-def key_hashes(table: pa.Table) -> np.ndarray:
-    """Each row's record-key hash; 0 where the key is null or the table has no key column (then a column's
-    digest is the multiset of its values, and the whole-row digest keeps values to their rows)."""
+@dataclass
+class ColumnDigests(Digest):
+    """A side digested per column for a diagnosis: each column's sum of a hash of (record key, value)."""
+
+    columns: dict[str, int] = field(default_factory=dict)
+
+    def _add_block(self, block: pa.Table, skipped: frozenset[str]) -> None:
+        super()._add_block(block, skipped)
+        keys, valid = key_codes(block)
+        for name in block.column_names:
+            if name not in skipped:
+                terms = column_terms(block, name, keys, (keys, valid) if name == KEY else None)
+                self.columns[name] = (self.columns.get(name, 0) + int(terms.sum(dtype=U64))) & MASK
+
+
+@lru_cache(maxsize=4096)
+def _column_constants(name: str) -> tuple[np.uint64, np.uint64]:
+    return name_seed(name), name_seed("x " + name) | U64(1)
+
+
+def key_codes(table: pa.Table) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each row's record-key code (and validity); 0 where the key is null or the table has no key column (then a
+    column's terms are its values alone)."""
     if KEY not in table.column_names:
-        return np.zeros(table.num_rows, U64)
-    return value_hashes(table.column(KEY))[0]
+        return np.zeros(table.num_rows, U64), None
+    return value_codes(table.column(KEY))
 
 
-def column_terms(table: pa.Table, name: str, keys: np.ndarray) -> np.ndarray:
-    """Each row's term of column ``name``: a hash of (key, value); 0 for a null value."""
-    hashes, valid = value_hashes(table.column(name))
+def column_terms(table: pa.Table, name: str, keys: np.ndarray,
+                 codes: tuple[np.ndarray, np.ndarray | None] | None = None) -> np.ndarray:  # fmt: skip
+    """Each row's term of column ``name``: a hash of (key, value); 0 for a null value. ``codes``: the column's
+    value codes and validity when the caller has them (the key column's are the keys)."""
+    hashes, valid = value_codes(table.column(name)) if codes is None else (codes[0].copy(), codes[1])
     hashes *= _VALUE
     hashes += keys
     hashes += name_seed(name)
@@ -134,14 +163,25 @@ class GroupDigest:
         self._slices: set[tuple] = set()
         self._lock = threading.Lock()  # a strategy may read or write from threads of its own
 
-    def note_slice(self, input_slice: Any, rows: pa.Table) -> None:
-        """One slice's rows as ``GroupTask.read_slices`` read them; a slice read again is not counted again."""
-        identity = (input_slice.partition, input_slice.file_id, input_slice.base_file, tuple(input_slice.log_files))
+    def note_slices(self, slices: list[tuple[Any, pa.Table]]) -> None:
+        """Slices' rows as ``GroupTask.read_slices`` read them; a slice read again is not counted again."""
+        fresh = []
         with self._lock:
-            if identity in self._slices:
-                return
-            self._slices.add(identity)
-        self.note_input(rows)
+            for input_slice, rows in slices:
+                identity = (input_slice.partition, input_slice.file_id, input_slice.base_file,
+                            tuple(input_slice.log_files))  # fmt: skip
+                if identity not in self._slices:
+                    self._slices.add(identity)
+                    fresh.append(rows)
+        alike: list[list[pa.Table]] = []  # slices of one schema in one go (fewer, larger blocks to hash)
+        for rows in fresh:
+            group = next((g for g in alike if g[0].schema.equals(rows.schema)), None)
+            alike.append([rows]) if group is None else group.append(rows)
+        for group in alike:
+            self.note_input(pa.concat_tables([rows.replace_schema_metadata(None) for rows in group]))
+        if not fresh:
+            with self._lock:
+                self.input_seen = True
 
     def note_input(self, rows: pa.Table, mine: np.ndarray | None = None, select: Select | None = None) -> None:
         """Rows the task read to write; ``mine``: the ones it writes (the rest are other tasks' key ranges), as
@@ -186,21 +226,33 @@ class GroupDigest:
         if written.rows and not self.input_seen:
             return (f"{written.rows} rows written, none read through GroupTask.read_slices/read_arrow or noted with "
                     f"GroupTask.note_input; set {VERIFY_KEY}=false to run this strategy unchecked")  # fmt: skip
+        if (read.rows, read.total) == (written.rows, written.total):
+            return None
+        return self._diagnosis(task, stats)
+
+    def _diagnosis(self, task: GroupTask, stats: list[dict]) -> str:
+        """What differs, from a second read of the input and of the written files, digested per column."""
+        read, written = ColumnDigests(), ColumnDigests()
+        for batch in _input_again(task, self.select):
+            read.add(batch, self.skipped)
+        for batch in _written(task, stats, None):
+            written.add(batch, self.skipped)
         names = list(dict.fromkeys([*written.columns, *read.columns]))
         changed = [n for n in names if read.columns.get(n, 0) != written.columns.get(n, 0)]
         if read.rows != written.rows or KEY in changed:
             how = {"lost": "lost", "more": "duplicated", "new": "never read"}
-            kind, key = _example(task, self, KEY, stats)
+            kind, key = _example(task, self.select, KEY, stats)
             counts = f"{written.rows} rows written for {read.rows} read"
             if read.rows == written.rows:
                 return f"column {KEY!r} changed in the rewrite ({counts}; {_naming(key, kind, how)})"
             return f"{counts} in the rewrite ({_naming(key, kind, how)})"
         if changed:
-            kind, key = _example(task, self, changed[0], stats)
+            kind, key = _example(task, self.select, changed[0], stats)
             return f"column {changed[0]!r} changed in the rewrite ({_naming(key, kind, {})})"
-        if read.whole_rows != written.whole_rows:
+        if read.total != written.total:
             return "values moved between rows in the rewrite (every column holds the same values)"
-        return None
+        return ("the rows written differ from the rows read, but a second read of the input and of the written "
+                "files finds no difference (the data changed in memory on its way, or in storage since)")  # fmt: skip
 
 
 def _naming(key: Any, kind: str | None, how: Mapping[str, str]) -> str:
@@ -211,12 +263,12 @@ def _naming(key: Any, kind: str | None, how: Mapping[str, str]) -> str:
     return f"e.g. key {key!r}" + (f" {how[kind]}" if kind in how else "")
 
 
-def _example(task: GroupTask, digest: GroupDigest, column: str, stats: list[dict]) -> tuple[str | None, Any]:
+def _example(task: GroupTask, select: Select | None, column: str, stats: list[dict]) -> tuple[str | None, Any]:
     """``(kind, key)`` of a row whose ``column`` differs: ``changed``, ``lost`` (fewer rows of the key written
     than read), ``more`` (more written) or ``new`` (a key never read); ``keyless`` when the differing rows have
     no record key, ``(None, None)`` when no row can be named."""
     def sides() -> tuple[Iterator[pa.Table], Iterator[pa.Table]]:
-        return _input_again(task, digest.select), _written(task, stats, column)
+        return _input_again(task, select), _written(task, stats, column)
 
     reread, written = sides()
     differing = np.flatnonzero(_bucket_sums(reread, column) != _bucket_sums(written, column))
@@ -240,17 +292,19 @@ def _input_again(task: GroupTask, select: Select | None) -> Iterator[pa.Table]:
         yield batch.filter(pa.array(select(batch))) if select is not None else batch
 
 
-def _written(task: GroupTask, stats: list[dict], column: str) -> Iterator[pa.Table]:
+def _written(task: GroupTask, stats: list[dict], column: str | None) -> Iterator[pa.Table]:
+    """The written files read back (``column`` and the key column only, when given)."""
     storage = task.storage
     for stat in stats:
         source = pq.ParquetFile(storage.join(stat["path"]), filesystem=storage.fs)
-        wanted = [c for c in dict.fromkeys([KEY, column]) if c in source.schema_arrow.names]
+        names = source.schema_arrow.names
+        wanted = [c for c in dict.fromkeys([KEY, column]) if c in names] if column is not None else None
         for batch in source.iter_batches(batch_size=BLOCK_ROWS, columns=wanted):
             yield pa.Table.from_batches([batch])
 
 
 def _terms(batch: pa.Table, column: str) -> tuple[np.ndarray, np.ndarray]:
-    keys = key_hashes(batch)
+    keys = key_codes(batch)[0]
     terms = column_terms(batch, column, keys) if column in batch.column_names else np.zeros(batch.num_rows, U64)
     return keys >> U64(64 - BUCKET_BITS), terms
 

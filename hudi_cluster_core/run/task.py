@@ -115,8 +115,7 @@ class GroupTask:
         reader = self.slice_reader()
         slices = [(input_slice, reader.read(input_slice)) for input_slice in self.group.slices]
         if self.digest is not None:  # the rewrite check's input (a slice read twice counts once)
-            for input_slice, rows in slices:
-                self.digest.note_slice(input_slice, rows)
+            self.digest.note_slices(slices)
         return slices
 
     def note_input(self, rows: pa.Table, mine: np.ndarray | None = None, select: Select | None = None) -> None:
