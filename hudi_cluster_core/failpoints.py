@@ -4,8 +4,8 @@ The driver exports its pid as ``HUDI_CLUSTER_FAILPOINT_PID`` on first use so tha
 Spark task (a Python worker, whose environment is inherited) kills the driver, as a lost machine would.
 ``HUDI_CLUSTER_PAUSE=<name>=<seconds>`` sleeps there instead, so a test can start a second run while the first
 is held mid-way; ``HUDI_CLUSTER_FAIL_FIRST_ATTEMPT=<name>`` raises there in a Spark task's first attempt, so Spark
-retries it. ``HUDI_CLUSTER_CORRUPT=<how>[:<column>]@<key>`` alters the row of record key ``<key>`` on its way to
-the parquet writer, once per process (``value``: its ``<column>`` changed; ``move``: its ``<column>`` swapped
+retries it. ``HUDI_CLUSTER_CORRUPT=<how>[:<column>]@<key>`` alters the row of record key ``<key>`` (``*``: the first
+row of the first rows written) on its way to the parquet writer, once per process (``value``: its ``<column>`` changed; ``move``: its ``<column>`` swapped
 with another row's; ``drop``: the row left out; ``duplicate``: written twice), so tests can prove the rewrite
 check (run/digest.py) stops it. Without the variables every call is three dictionary lookups and nothing else.
 """
@@ -72,6 +72,8 @@ def corrupt(table: Any) -> Any:
     if not spec or _corrupted or "_hoodie_record_key" not in table.column_names:
         return table
     how, _, key = spec.rpartition("@")
+    if key == "*":
+        return _corrupt(table, how, 0) if table.num_rows > 1 else table
     keys = table.column("_hoodie_record_key").to_pylist()
     if key not in keys:
         return table

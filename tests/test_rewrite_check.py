@@ -267,6 +267,7 @@ from hudi_cluster_core.errors import RewriteMismatch  # noqa: E402
 from hudi_cluster_core.run import digest as rewrite_check  # noqa: E402
 from hudi_cluster_core.run.task import GroupTask  # noqa: E402
 from hudi_cluster_core.testing.execution import ExecutionInput, execution_table, group_task  # noqa: E402
+from hudi_cluster_core.write.base_file import ParquetOptions  # noqa: E402
 
 
 class ReadThenWrite:
@@ -349,7 +350,7 @@ def test_a_row_altered_between_read_and_write_fails_the_group_naming_it(tmp_path
     assert re.match(expected, failures[0]), failures[0]
 
 
-def evolved_group(tmp_path) -> GroupTask:
+def evolved_group(tmp_path, keyless: bool = False) -> GroupTask:
     """A group of two base files from before and after a schema evolution: ``x`` widened from int32 to int64, a
     nested struct and a column ``extra`` added, rows with nulls at every depth."""
     from hudi_cluster_core.plan.avro_plan import InputSlice, PlanGroup
@@ -358,7 +359,8 @@ def evolved_group(tmp_path) -> GroupTask:
         keys = [f"k{first + i:04d}" for i in range(n)]
         columns = {
             "_hoodie_commit_time": ["20250101000000000"] * n, "_hoodie_commit_seqno": [f"s{first + i}" for i in range(n)],
-            "_hoodie_record_key": keys, "_hoodie_partition_path": ["p"] * n, "_hoodie_file_name": ["old"] * n,
+            "_hoodie_record_key": pa.array([None] * n if keyless else keys, pa.string()),
+            "_hoodie_partition_path": ["p"] * n, "_hoodie_file_name": ["old"] * n,
             "x": pa.array([(i * 7919) % 100 - 50 for i in range(n)], pa.int64() if evolved else pa.int32()),
             "s": pa.array([None if i % 5 == 0 else {"a": [i, None], "b": None if i % 3 else f"t{i}"} for i in range(n)]),
         }  # fmt: skip
@@ -373,7 +375,9 @@ def evolved_group(tmp_path) -> GroupTask:
         pq.write_table(table, tmp_path / "p" / name, row_group_size=64)
         slices.append(InputSlice("p", f"f{index}-0", str(tmp_path / "p" / name)))
     group = PlanGroup(0, "p", tuple(slices), 1)
-    return GroupTask(str(tmp_path), "20260101000000000", group, None, None, settings={})
+    # keyless: no bloom filter (its footer needs keys; writing virtual-key tables is another piece of work)
+    options = ParquetOptions(compression="snappy", bloom_enabled=not keyless)
+    return GroupTask(str(tmp_path), "20260101000000000", group, None, None, settings={}, options=options)
 
 
 @pytest.mark.parametrize("how", ["memory", "spilled", "split", "read-write"])
@@ -386,6 +390,51 @@ def test_rows_of_an_evolved_schema_pass_widened(tmp_path, how):
         rewrite_check.check(task, stats)
         written += task.digest.output.rows
     assert written == 500
+
+
+@pytest.mark.parametrize(("corruption", "says"), [
+    ("value:x@*", r"column 'x' changed in the rewrite \(no example: the rows have no record key\)"),
+    ("move:x@*", r"values moved between rows in the rewrite \(every column holds the same values\)"),
+    ("drop@*", r"499 rows written for 500 read in the rewrite \(no example: the rows have no record key\)"),
+])  # fmt: skip
+def test_without_record_keys_the_check_still_stops_a_change(tmp_path, monkeypatch, corruption, says):
+    """Virtual keys (Hudi's meta columns null): no key to name, the same digests all the same."""
+    monkeypatch.setattr(failpoints, "_corrupted", False)
+    task = evolved_group(tmp_path, keyless=True)
+    (armed,) = write_paths(task, "memory")
+    rewrite_check.check(armed, armed.write_sorted(["x"], "linear"))  # unchanged: passes
+    monkeypatch.setenv(failpoints.CORRUPT_ENV, corruption)
+    (armed,) = write_paths(task, "memory")
+    with pytest.raises(RewriteMismatch) as failed:
+        rewrite_check.check(armed, armed.write_sorted(["x"], "linear"))
+    assert re.fullmatch("group 0: " + says, str(failed.value)), str(failed.value)
+
+
+def test_consistent_bucket_children_are_checked(tmp_path, monkeypatch):
+    """The consistent-bucket execution notes every row it routes to a child bucket: unchanged rows pass, a
+    changed one is named."""
+    from hudi_cluster_consistent_bucket.execution import write_children
+    from hudi_cluster_consistent_bucket.hashing import REPLACE, Node
+
+    children = [Node(2**30, "child-a", REPLACE), Node(2**31 - 1, "child-b", REPLACE)]
+    (task,) = write_paths(kit_task(tmp_path), "spilled")
+    rewrite_check.check(task, write_children(task, children, [KEY], None))
+    victim = kit_task(tmp_path).read_arrow().column(KEY)[7].as_py()
+    monkeypatch.setattr(failpoints, "_corrupted", False)
+    monkeypatch.setenv(failpoints.CORRUPT_ENV, f"value:y@{victim}")
+    (task,) = write_paths(kit_task(tmp_path), "spilled")
+    with pytest.raises(RewriteMismatch, match=rf"^group 0: column 'y' changed in the rewrite \(e\.g\. key '{victim}'\)$"):
+        rewrite_check.check(task, write_children(task, children, [KEY], None))
+
+
+def test_a_bad_verify_setting_is_one_clear_error_before_anything_is_written(tmp_path):
+    from hudi_cluster_core.api import cluster
+    from hudi_cluster_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"hudi.cluster.task.verify='yes': accepted: true, false"):
+        cluster(tmp_path / "no-table", "scheduleAndExecute", {rewrite_check.VERIFY_KEY: "yes"})
+    assert rewrite_check.enabled({}) and rewrite_check.enabled({rewrite_check.VERIFY_KEY: " TRUE "})
+    assert not rewrite_check.enabled({rewrite_check.VERIFY_KEY: "false"})
 
 
 def test_a_strategy_reading_around_the_task_is_refused_unless_the_check_is_off(tmp_path):

@@ -271,9 +271,10 @@ def _example(task: GroupTask, select: Select | None, column: str, stats: list[di
         return _input_again(task, select), _written(task, stats, column)
 
     reread, written = sides()
-    differing = np.flatnonzero(_bucket_sums(reread, column) != _bucket_sums(written, column))
-    if not len(differing):
-        return None, None
+    (sums_before, keyless), (sums_after, _) = _bucket_sums(reread, column), _bucket_sums(written, column)
+    differing = np.flatnonzero(sums_before != sums_after)
+    if not len(differing):  # rows without a key all sum into one bucket, so a keyless difference can cancel there
+        return ("keyless", None) if keyless else (None, None)
     reread, written = sides()
     (before, keyless), (after, _) = _bucket_rows(reread, column, differing[0]), _bucket_rows(written, column, differing[0])
     keys_before, keys_after = Counter(k for k, _ in before.elements()), Counter(k for k, _ in after.elements())
@@ -309,12 +310,15 @@ def _terms(batch: pa.Table, column: str) -> tuple[np.ndarray, np.ndarray]:
     return keys >> U64(64 - BUCKET_BITS), terms
 
 
-def _bucket_sums(batches: Iterator[pa.Table], column: str) -> np.ndarray:
+def _bucket_sums(batches: Iterator[pa.Table], column: str) -> tuple[np.ndarray, int]:
+    """The column's terms summed per key-hash bucket; and how many rows had no record key."""
     sums = np.zeros(1 << BUCKET_BITS, U64)
+    keyless = 0
     for batch in batches:
         buckets, terms = _terms(batch, column)
         np.add.at(sums, buckets.astype(np.intp), terms)
-    return sums
+        keyless += batch.column(KEY).null_count if KEY in batch.column_names else batch.num_rows
+    return sums, keyless
 
 
 def _bucket_rows(batches: Iterator[pa.Table], column: str, bucket: int) -> tuple[Counter, int]:
