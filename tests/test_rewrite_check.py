@@ -427,11 +427,30 @@ def test_consistent_bucket_children_are_checked(tmp_path, monkeypatch):
         rewrite_check.check(task, write_children(task, children, [KEY], None))
 
 
+@pytest.mark.parametrize("how", ["memory", "spilled", "three-files"])
+def test_full_reads_the_written_files_back(tmp_path, how):
+    """``hudi.cluster.task.verify=full`` also digests what landed on storage (through the writer and its gzip
+    pages): unchanged files pass; a file that holds other values than were handed to the writer is named."""
+    full = {rewrite_check.VERIFY_KEY: "full"}
+    (task,) = write_paths(kit_task(tmp_path, settings=full), how)
+    stats = execute(task, how)
+    assert task.digest is not None and task.digest.read_back
+    rewrite_check.check(task, stats)
+    path = task.storage.join(stats[0]["path"])
+    landed = pq.read_table(path)
+    victim = landed.column(KEY)[0].as_py()
+    pq.write_table(with_values(landed, "y", [v + 1 if v is not None else 1 for v in landed.column("y").to_pylist()][:1]
+                               + landed.column("y").to_pylist()[1:]), path)  # fmt: skip  (as a writer bug would)
+    with pytest.raises(RewriteMismatch, match=rf"^group 0: the written files read back differ from the rows handed "
+                                              rf"to the writer: column 'y' changed in the rewrite \(e\.g\. key '{victim}'\)$"):  # fmt: skip
+        rewrite_check.check(task, stats)
+
+
 def test_a_bad_verify_setting_is_one_clear_error_before_anything_is_written(tmp_path):
     from hudi_cluster_core.api import cluster
     from hudi_cluster_core.errors import ConfigError
 
-    with pytest.raises(ConfigError, match=r"hudi.cluster.task.verify='yes': accepted: true, false"):
+    with pytest.raises(ConfigError, match=r"hudi.cluster.task.verify='yes': accepted: true, full, false"):
         cluster(tmp_path / "no-table", "scheduleAndExecute", {rewrite_check.VERIFY_KEY: "yes"})
     assert rewrite_check.enabled({}) and rewrite_check.enabled({rewrite_check.VERIFY_KEY: " TRUE "})
     assert not rewrite_check.enabled({rewrite_check.VERIFY_KEY: "false"})

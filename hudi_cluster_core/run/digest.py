@@ -52,12 +52,18 @@ MASK = (1 << 64) - 1
 Select = Callable[[pa.Table], np.ndarray]  # which rows of a group batch a task writes (a split group's key ranges)
 
 
-def enabled(settings: Mapping[str, str]) -> bool:
-    """``hudi.cluster.task.verify`` (default true)."""
+def level(settings: Mapping[str, str]) -> str:
+    """``hudi.cluster.task.verify``: ``true`` (the default: the rows handed to the writer, and the files' footers),
+    ``full`` (also every written file read back and digested: what landed on storage, through the writer and its
+    gzip pages, at the cost of a read) or ``false``."""
     raw = str(settings.get(VERIFY_KEY, "") or "true").strip().lower()
-    if raw not in ("true", "false"):
-        raise ConfigError(f"{VERIFY_KEY}={settings.get(VERIFY_KEY)!r}: accepted: true, false")
-    return raw == "true"
+    if raw not in ("true", "full", "false"):
+        raise ConfigError(f"{VERIFY_KEY}={settings.get(VERIFY_KEY)!r}: accepted: true, full, false")
+    return raw
+
+
+def enabled(settings: Mapping[str, str]) -> bool:
+    return level(settings) != "false"
 
 
 def armed(task: GroupTask) -> GroupTask:
@@ -65,7 +71,7 @@ def armed(task: GroupTask) -> GroupTask:
     if not enabled(task.settings):
         return task
     skipped = ALWAYS_SKIPPED + (() if task.preserve_hoodie_metadata else RESTAMPED)
-    return replace(task, digest=GroupDigest(task.group.index, frozenset(skipped)))
+    return replace(task, digest=GroupDigest(task.group.index, frozenset(skipped), level(task.settings) == "full"))
 
 
 def check(task: GroupTask, stats: list[dict]) -> None:
@@ -153,9 +159,10 @@ def column_terms(table: pa.Table, name: str, keys: np.ndarray,
 class GroupDigest:
     """What one Spark task read (``input``) and handed to the parquet writer (``output``) for one group."""
 
-    def __init__(self, group_index: int, skipped: frozenset[str]):
+    def __init__(self, group_index: int, skipped: frozenset[str], read_back: bool = False):
         self.group_index = group_index
         self.skipped = skipped
+        self.read_back = read_back  # digest the written files too (hudi.cluster.task.verify=full)
         self.input = Digest()
         self.output = Digest()
         self.input_seen = False
@@ -205,7 +212,7 @@ class GroupDigest:
             total.merge(part)
 
     def check(self, task: GroupTask, stats: list[dict]) -> None:
-        problem = self._files_problem(task, stats) or self._problem(task, stats)
+        problem = self._files_problem(task, stats) or self._problem(task, stats) or self._landed_problem(task, stats)
         if problem:
             raise RewriteMismatch(f"group {self.group_index}: {problem}")
 
@@ -220,6 +227,17 @@ class GroupDigest:
         if written != self.output.rows:
             return f"the write stats count {written} rows, {self.output.rows} were written"
         return None
+
+    def _landed_problem(self, task: GroupTask, stats: list[dict]) -> str | None:
+        """With ``full``: the written files read back hold what was handed to the writer."""
+        if not self.read_back:
+            return None
+        landed = Digest()
+        for batch in _written(task, stats, None):
+            landed.add(batch, self.skipped)
+        if (landed.rows, landed.total) == (self.output.rows, self.output.total):
+            return None
+        return "the written files read back differ from the rows handed to the writer: " + self._diagnosis(task, stats)
 
     def _problem(self, task: GroupTask, stats: list[dict]) -> str | None:
         read, written = self.input, self.output

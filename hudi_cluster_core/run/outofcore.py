@@ -71,7 +71,7 @@ def check_settings(settings: Mapping[str, str]) -> None:
     """Raise :class:`ConfigError` for a bad value of our own keys, before a run writes anything."""
     memory_budget(settings)
     split_min_bytes(settings)
-    digest.enabled(settings)
+    digest.level(settings)
 
 
 def split_min_bytes(settings: Mapping[str, str]) -> int:
