@@ -66,6 +66,8 @@ def name_seed(name: str) -> np.uint64:
 def value_codes(array: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, Valid]:
     """``(codes, valid)`` of ``array``'s slots: see the module's docstring."""
     if isinstance(array, pa.ChunkedArray):
+        if array.num_chunks == 1:
+            return value_codes(array.chunk(0))
         parts = [value_codes(chunk) for chunk in array.chunks]
         if not parts:
             return np.zeros(0, U64), None
