@@ -219,6 +219,19 @@ def test_every_string_layout_gives_the_same_codes(values, text):
     assert np.array_equal(whole, one_by_one) and np.array_equal(whole, skewed) and np.array_equal(whole, large)
 
 
+def test_wide_rows_are_hashed_in_smaller_blocks_to_the_same_digest():
+    """A block holds at most ~8 MiB of Arrow data (hashing copies a block's text a few times): 2,000 rows of
+    20 KB take several blocks, and give what one row at a time gives."""
+    rows = 2000
+    table = pa.table({KEY: [f"k{i}" for i in range(rows)], "doc": [f"{i:05d}" * 4000 for i in range(rows)]})
+    whole = Digest()
+    whole.add(table, frozenset())
+    one_by_one = Digest()
+    for i in range(rows):
+        one_by_one.add(table.slice(i, 1), frozenset())
+    assert (whole.rows, whole.total) == (one_by_one.rows, one_by_one.total) == (rows, whole.total)
+
+
 def test_promotions_between_read_and_write_are_no_change():
     """What the group's schema or ``concat_tables(promote_options="permissive")`` does to a column on its way:
     widened ints, ints to floats, float32 to float64, string to large_string and binary, decimal precision and

@@ -240,7 +240,7 @@ def _running_sums(words: np.ndarray) -> np.ndarray:
 
 
 _SCRATCH = threading.local()
-SCRATCH_BYTES = 1 << 24  # kept per slot and thread between calls; a larger block allocates afresh
+SCRATCH_BYTES = 1 << 24  # kept per slot and thread between calls (3 slots); a larger block allocates afresh
 
 
 def _scratch(slot: int, count: int) -> np.ndarray:

@@ -45,6 +45,7 @@ RESTAMPED = ("_hoodie_commit_time", "_hoodie_commit_seqno")
 # Rows hashed at a time: a block's uint64 arrays (120 KiB) stay under glibc's mmap threshold (128 KiB), so numpy
 # gets them from the heap, not as fresh pages from the OS to fault in on every call (2-3x slower).
 BLOCK_ROWS = 15 * 1024
+BLOCK_BYTES = 8 * 1024**2  # and at most about this much of Arrow data a block
 BUCKET_BITS = 12  # key-hash buckets of the example search: one differing bucket holds ~1/4096 of the rows
 _VALUE, _ROW = U64(0xD6E8FEB86659FD93), U64(0xA0761D6478BD642F)
 MASK = (1 << 64) - 1
@@ -88,10 +89,13 @@ class Digest:
     total: int = 0
 
     def add(self, table: pa.Table, skipped: frozenset[str]) -> None:
-        for start in range(0, table.num_rows, BLOCK_ROWS):
-            block = table.slice(start, BLOCK_ROWS)
+        # fewer rows a block when rows are wide: hashing copies a block's text a few times (padded, its words)
+        per_row = table.nbytes / table.num_rows if table.num_rows else 1
+        rows = max(64, min(BLOCK_ROWS, int(BLOCK_BYTES // max(per_row, 1))))
+        for start in range(0, table.num_rows, rows):
+            block = table.slice(start, rows)
             if block.num_columns and block.column(0).num_chunks > 1:  # one call per column per block costs less
-                block = block.combine_chunks()  # than one per small chunk (the copy is ~10% of the hashing)
+                block = block.combine_chunks()  # than one per chunk (the copy is ~10% of the hashing)
             self._add_block(block, skipped)
 
     def _add_block(self, block: pa.Table, skipped: frozenset[str]) -> None:
