@@ -175,10 +175,6 @@ def check_execution_strategy(strategy, case: ExecutionInput, *, group_metadata=N
     stats = _checked_call(strategy, HOOK, task=checked)
     if not isinstance(stats, (list, tuple)) or not all(isinstance(s, dict) and "path" in s for s in stats):
         fail(strategy, HOOK, "returns the write stats of its files", f"returned {stats!r:.120}")
-    try:
-        digest.check(checked, list(stats))
-    except RewriteMismatch as mismatch:
-        fail(strategy, HOOK, "the rewrite check passes (rows read through the task, written unchanged)", str(mismatch))
     storage = task.storage
     partition_dir = storage.join(case.partition) if case.partition else storage.base
     inputs = {p for s in task.group.slices for p in (s.base_file, *s.log_files) if p}
@@ -201,6 +197,10 @@ def check_execution_strategy(strategy, case: ExecutionInput, *, group_metadata=N
     _check_file_count(strategy, task, expected.num_rows, files, expected_files, data_sizes)
     if sorts and case.sort_columns:
         _check_sort(strategy, case, files)
+    try:  # last: the invariants above name what went wrong more precisely when one of them fails
+        digest.check(checked, list(stats))
+    except RewriteMismatch as mismatch:
+        fail(strategy, HOOK, "the rewrite check passes (rows read through the task, written unchanged)", str(mismatch))
     return list(stats)
 
 
