@@ -459,6 +459,19 @@ def test_full_reads_the_written_files_back(tmp_path, how):
         rewrite_check.check(task, stats)
 
 
+def test_a_failure_of_the_check_itself_says_so_and_how_to_run_without_it(tmp_path, monkeypatch):
+    from hudi_cluster_core.errors import RunFailed
+
+    def broken(array):
+        raise NotImplementedError("no hash for this type")
+
+    monkeypatch.setattr(rewrite_check, "value_codes", broken)
+    (task,) = write_paths(kit_task(tmp_path), "memory")
+    with pytest.raises(RunFailed, match=r"^group 0: the rewrite check could not digest its rows \(NotImplementedError: "
+                                         r"no hash for this type\); hudi.cluster.task.verify=false runs without it$"):  # fmt: skip
+        execute(task, "memory")
+
+
 def test_a_bad_verify_setting_is_one_clear_error_before_anything_is_written(tmp_path):
     from hudi_cluster_core.api import cluster
     from hudi_cluster_core.errors import ConfigError

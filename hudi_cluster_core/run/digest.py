@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import ConfigError, RewriteMismatch
+from ..errors import ConfigError, RewriteMismatch, RunFailed
 from ..io.row_hash import U64, fmix, name_seed, value_codes
 
 if TYPE_CHECKING:
@@ -211,7 +211,11 @@ class GroupDigest:
 
     def _add(self, total: Digest, rows: pa.Table) -> None:
         part = Digest()
-        part.add(rows, self.skipped)
+        try:
+            part.add(rows, self.skipped)
+        except Exception as exc:  # noqa: BLE001 - the check's own failure, said as such (not the data's)
+            raise RunFailed(f"group {self.group_index}: the rewrite check could not digest its rows "
+                            f"({type(exc).__name__}: {exc}); {VERIFY_KEY}=false runs without it") from exc  # fmt: skip
         with self._lock:
             total.merge(part)
 
