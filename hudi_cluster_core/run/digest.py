@@ -17,7 +17,8 @@ digests them per column (:class:`ColumnDigests`: the sum of a hash of (record ke
 first differing column (the key column when rows were lost or duplicated), sums its terms per key-hash bucket on
 both sides and compares the keys of one differing bucket for an example. The task fails with
 :class:`~hudi_cluster_core.errors.RewriteMismatch`, one line; the run rolls its instant back.
-``hudi.cluster.task.verify=false`` switches the check off.
+``hudi.cluster.task.verify``: ``true`` (default), ``full`` (the written files are also read back and digested:
+what landed on storage, through the parquet writer and its gzip pages) or ``false`` (no check).
 """
 
 from __future__ import annotations
