@@ -551,6 +551,26 @@ def test_a_row_altered_in_a_real_run_fails_it_with_one_line_and_the_table_reads_
     assert_same_rows(before_hudi, read_hudi_snapshot(spark, base), labels=("before", "Apache Hudi after the failed run"))
 
 
+def test_a_row_altered_in_one_task_of_a_split_group_is_named(spark, tmp_path):
+    """In-group parallelism in a real run (one group, two Spark tasks by key range): the task holding the altered
+    row reads its own key ranges again to name it."""
+    from tests.support.apache_hudi import make_small_file_table
+
+    base = str(tmp_path / "t")
+    make_small_file_table(spark, base, batches=5, rows_per_batch=120, partitioned=False)
+    before_rs = read_hudi_rs(base)
+    victim = before_rs.column(KEY)[200].as_py()
+    split = ("--spark-master", "local[2]", "--hoodie-conf", "hudi.cluster.task.split.min.bytes=1024",
+             "--hoodie-conf", "hoodie.clustering.plan.strategy.target.file.max.bytes=16384")  # fmt: skip
+    failed = run_corrupted(base, f"value:c_long@{victim}", *split, mode="scheduleAndExecute")
+    assert failed.returncode == 1 and "1 group(s) in 2 task(s)" in failed.stderr, failed.stderr[-3000:]
+    lines = error_lines(failed.stderr)
+    assert len(lines) == 1 and ONE_LINE.match(lines[0]), failed.stderr[-3000:]
+    assert ONE_LINE.match(lines[0]).group(1) == f"column 'c_long' changed in the rewrite (e.g. key '{victim}')"
+    assert table_problems(base) == []
+    assert_same_rows(before_rs, read_hudi_rs(base), labels=("before", "hudi-rs after the failed run"))
+
+
 def test_with_the_check_off_the_same_corruption_is_committed(spark, hudi_tables, request):
     """The check is what stands between a bad rewrite and the table: switched off, the altered value lands."""
     base = hudi_tables.copy("cow_v9", request.node.name)
