@@ -10,19 +10,33 @@ rolled back, and Apache Hudi and hudi-rs read the table unchanged.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import re
 import struct
+import subprocess
+from dataclasses import replace
 from decimal import Decimal
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from hudi_cluster_core import failpoints
+from hudi_cluster_core.errors import RewriteMismatch
 from hudi_cluster_core.io.row_hash import value_codes
+from hudi_cluster_core.run import digest as rewrite_check
 from hudi_cluster_core.run.digest import KEY, ColumnDigests, Digest
+from hudi_cluster_core.run.task import GroupTask
+from hudi_cluster_core.testing.execution import ExecutionInput, execution_table, group_task
+from hudi_cluster_core.write.base_file import ParquetOptions
+from tests.support.apache_hudi import read_hudi_snapshot
+from tests.support.readers import assert_same_rows, read_hudi_rs
+from tests.support.runs import cli_command, cli_env, error_lines, table_problems
 
 # ------------------------------------------------------------------------------------------ generated tables
 
@@ -271,17 +285,6 @@ def test_values_the_writer_keeps_apart_hash_apart():
 
 # ------------------------------------------------------------------------------ inside real group tasks (in-process)
 
-from dataclasses import replace  # noqa: E402
-
-import pyarrow.parquet as pq  # noqa: E402
-
-from hudi_cluster_core import failpoints  # noqa: E402
-from hudi_cluster_core.errors import RewriteMismatch  # noqa: E402
-from hudi_cluster_core.run import digest as rewrite_check  # noqa: E402
-from hudi_cluster_core.run.task import GroupTask  # noqa: E402
-from hudi_cluster_core.testing.execution import ExecutionInput, execution_table, group_task  # noqa: E402
-from hudi_cluster_core.write.base_file import ParquetOptions  # noqa: E402
-
 
 class ReadThenWrite:
     """A third-party style strategy: the group's rows through ``read_arrow``, sorted, out through ``write``."""
@@ -499,13 +502,6 @@ def test_a_strategy_reading_around_the_task_is_refused_unless_the_check_is_off(t
 
 # ------------------------------------------------------------------------------ fault injection on the real path
 
-import json  # noqa: E402
-import subprocess  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from tests.support.apache_hudi import read_hudi_snapshot  # noqa: E402
-from tests.support.readers import assert_same_rows, read_hudi_rs  # noqa: E402
-from tests.support.runs import cli_command, cli_env, error_lines, table_problems  # noqa: E402
 
 ONE_LINE = re.compile(r"^hudi-cluster: error: clustering task failed: group \d+: (.*); clustering (\d+) rolled back "
                       r"\(its plan dropped\)$")  # fmt: skip
