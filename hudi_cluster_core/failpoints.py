@@ -4,10 +4,11 @@ The driver exports its pid as ``HUDI_CLUSTER_FAILPOINT_PID`` on first use so tha
 Spark task (a Python worker, whose environment is inherited) kills the driver, as a lost machine would.
 ``HUDI_CLUSTER_PAUSE=<name>=<seconds>`` sleeps there instead, so a test can start a second run while the first
 is held mid-way; ``HUDI_CLUSTER_FAIL_FIRST_ATTEMPT=<name>`` raises there in a Spark task's first attempt, so Spark
-retries it. ``HUDI_CLUSTER_CORRUPT=<how>[:<column>]@<key>`` alters the row of record key ``<key>`` (``*``: the first
-row of the first rows written) on its way to the parquet writer, once per process (``value``: its ``<column>`` changed; ``move``: its ``<column>`` swapped
-with another row's; ``drop``: the row left out; ``duplicate``: written twice), so tests can prove the rewrite
-check (run/digest.py) stops it. Without the variables every call is three dictionary lookups and nothing else.
+retries it. ``HUDI_CLUSTER_CORRUPT=<how>[:<column>]@<key>`` alters the row of record key ``<key>`` (``*``: the
+first row of the first rows written) on its way to the parquet writer, once per process (``value``: its
+``<column>`` changed; ``move``: its ``<column>`` swapped with another row's; ``drop``: the row left out;
+``duplicate``: written twice), so tests can prove the rewrite check (run/digest.py) stops it. Without the
+variables every call is three dictionary lookups and nothing else.
 """
 
 from __future__ import annotations
@@ -100,7 +101,8 @@ def _corrupt(table: Any, how: str, row: int) -> Any:
     elif kind == "value":
         values[row] = _changed(values[row])
     else:
-        raise ValueError(f"{CORRUPT_ENV}={os.environ.get(CORRUPT_ENV)!r}: accepted: value|move:<column>@<key>, drop|duplicate@<key>")
+        raise ValueError(f"{CORRUPT_ENV}={os.environ.get(CORRUPT_ENV)!r}: accepted: value|move:<column>@<key>, "
+                         "drop|duplicate@<key>")  # fmt: skip
     _corrupted = True
     field = table.schema.field(column)
     return table.set_column(table.schema.get_field_index(column), field, pa.array(values, field.type))
@@ -118,4 +120,3 @@ def _changed(value: Any) -> Any:
     if value is None:
         return 1
     return value + 1  # ints, floats, decimals
-

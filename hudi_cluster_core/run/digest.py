@@ -303,7 +303,8 @@ def _example(task: GroupTask, select: Select | None, column: str, stats: list[di
     if not len(differing):  # rows without a key all sum into one bucket, so a keyless difference can cancel there
         return ("keyless", None) if keyless else (None, None)
     reread, written = sides()
-    (before, keyless), (after, _) = _bucket_rows(reread, column, differing[0]), _bucket_rows(written, column, differing[0])
+    bucket = int(differing[0])
+    (before, keyless), (after, _) = _bucket_rows(reread, column, bucket), _bucket_rows(written, column, bucket)
     keys_before, keys_after = Counter(k for k, _ in before.elements()), Counter(k for k, _ in after.elements())
     for key in sorted({k for k, _ in (before - after) + (after - before)}, key=repr):
         if keys_before[key] == keys_after[key]:
@@ -355,7 +356,8 @@ def _bucket_rows(batches: Iterator[pa.Table], column: str, bucket: int) -> tuple
     for batch in batches:
         buckets, terms = _terms(batch, column)
         picked = np.flatnonzero(buckets == bucket)
-        keys = batch.column(KEY).take(pa.array(picked)).to_pylist() if KEY in batch.column_names else [None] * len(picked)
+        has_keys = KEY in batch.column_names
+        keys = batch.column(KEY).take(pa.array(picked)).to_pylist() if has_keys else [None] * len(picked)
         keyless += sum(key is None for key in keys)
         rows.update((key, term) for key, term in zip(keys, terms[picked].tolist()) if key is not None)
     return rows, keyless
