@@ -41,6 +41,11 @@ class RunFailed(HudiClusterError):
     exit_code = 1
 
 
+class RewriteMismatch(RunFailed):
+    """A group's output differs from its input (run/digest.py: row counts, per-column digests, file footers);
+    the group failed and the run's instant was rolled back."""
+
+
 class WriteConflict(HudiClusterError):
     """A writer reached the clustering's file groups after the plan was made; the writer wins, the clustering was
     rolled back."""

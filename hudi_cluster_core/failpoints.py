@@ -4,20 +4,28 @@ The driver exports its pid as ``HUDI_CLUSTER_FAILPOINT_PID`` on first use so tha
 Spark task (a Python worker, whose environment is inherited) kills the driver, as a lost machine would.
 ``HUDI_CLUSTER_PAUSE=<name>=<seconds>`` sleeps there instead, so a test can start a second run while the first
 is held mid-way; ``HUDI_CLUSTER_FAIL_FIRST_ATTEMPT=<name>`` raises there in a Spark task's first attempt, so Spark
-retries it. Without the variables every call is three dictionary lookups and nothing else.
+retries it. ``HUDI_CLUSTER_CORRUPT=<how>[:<column>]@<key>`` alters the row of record key ``<key>`` (``*``: the
+first row of the first rows written) on its way to the parquet writer, once per process (``value``: its
+``<column>`` changed; ``move``: its ``<column>`` swapped with another row's; ``drop``: the row left out;
+``duplicate``: written twice), so tests can prove the rewrite check (run/digest.py) stops it. Without the
+variables every call is three dictionary lookups and nothing else.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import signal
 import time
+from typing import Any
 
 ENV = "HUDI_CLUSTER_FAILPOINT"
 PID_ENV = "HUDI_CLUSTER_FAILPOINT_PID"
 PAUSE_ENV = "HUDI_CLUSTER_PAUSE"  # "<point>=<seconds>": sleep there (race tests hold a run mid-way)
 # "<point>": raise there in the first attempt of every Spark task (Spark then retries it: retry tests)
 FAIL_FIRST_ATTEMPT_ENV = "HUDI_CLUSTER_FAIL_FIRST_ATTEMPT"
+CORRUPT_ENV = "HUDI_CLUSTER_CORRUPT"  # "<how>[:<column>]@<key>": alter one row between read and write (tests)
+_corrupted = False
 POINTS = (
     "after-requested", "after-inflight", "task-after-first-file", "after-tasks", "before-commit-file",
     "after-commit-file",
@@ -56,3 +64,59 @@ def _fail_first_attempt(name: str) -> None:
     context = TaskContext.get()
     if context is not None and context.attemptNumber() == 0:
         raise RuntimeError(f"failpoint {name}: first attempt of Spark task {context.partitionId()} fails")
+
+
+def corrupt(table: Any) -> Any:
+    """``table`` (a pyarrow Table on its way to the parquet writer) altered as ``HUDI_CLUSTER_CORRUPT`` says, once
+    per process, when it holds the row of that key; else ``table`` itself."""
+    spec = os.environ.get(CORRUPT_ENV)
+    if not spec or _corrupted or "_hoodie_record_key" not in table.column_names:
+        return table
+    how, _, key = spec.rpartition("@")
+    if key == "*":
+        return _corrupt(table, how, 0) if table.num_rows > 1 else table
+    keys = table.column("_hoodie_record_key").to_pylist()
+    if key not in keys:
+        return table
+    return _corrupt(table, how, keys.index(key))
+
+
+def _corrupt(table: Any, how: str, row: int) -> Any:
+    import pyarrow as pa
+
+    global _corrupted
+    kind, _, column = how.partition(":")
+    if kind == "drop":
+        _corrupted = True
+        return pa.concat_tables([table.slice(0, row), table.slice(row + 1)])
+    if kind == "duplicate":
+        _corrupted = True
+        return pa.concat_tables([table, table.slice(row, 1)])
+    values = table.column(column).to_pylist()
+    if kind == "move":
+        other = next((i for i, v in enumerate(values) if v != values[row]), None)
+        if other is None:
+            return table  # every row holds this value: nothing to move here
+        values[row], values[other] = values[other], values[row]
+    elif kind == "value":
+        values[row] = _changed(values[row])
+    else:
+        raise ValueError(f"{CORRUPT_ENV}={os.environ.get(CORRUPT_ENV)!r}: accepted: value|move:<column>@<key>, "
+                         "drop|duplicate@<key>")  # fmt: skip
+    _corrupted = True
+    field = table.schema.field(column)
+    return table.set_column(table.schema.get_field_index(column), field, pa.array(values, field.type))
+
+
+def _changed(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, str):
+        return value + "~"
+    if isinstance(value, bytes):
+        return value + b"~"
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value + dt.timedelta(days=1)
+    if value is None:
+        return 1
+    return value + 1  # ints, floats, decimals

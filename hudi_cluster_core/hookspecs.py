@@ -123,6 +123,9 @@ def execute_group(task: GroupTask) -> Sequence[WriteStat]:
     returns their write stats, and ``task.write(rows, file_ids=[...])`` one file per given new file id. Invariants: every input row is written exactly once; ``_hoodie_commit_time``,
     ``_hoodie_commit_seqno``, ``_hoodie_record_key`` and ``_hoodie_partition_path`` are kept; new files only in
     the group's partition; about ``task.num_output_file_groups`` files, each near ``task.target_file_max_bytes``.
+    The first two are checked in the task before the commit (run/digest.py): rows must be read through the task
+    (``read_slices``, ``read_arrow``, ``write_sorted``; rows read any other way go to ``task.note_input``) and
+    written through it, unchanged, or the group fails.
     """
 
 

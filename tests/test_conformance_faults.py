@@ -276,8 +276,23 @@ class SortsOnlyWithinFiles(SortAndSize):
         return task.write(pa.concat_tables(parts), count)
 
 
+class ReadsFilesItself(SortAndSize):
+    name = "reads-files-itself"
+
+    @hookimpl
+    def execute_group(self, task):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        rows = pa.concat_tables([pq.read_table(s.base_file, filesystem=task.storage.fs) for s in task.group.slices
+                                 if not s.log_files])  # fmt: skip
+        columns = task.params.columns if task.params else []
+        return task.write(sort_rows(rows, columns, task.settings.get("hoodie.layout.optimize.strategy", "linear")))
+
+
 EXECUTION_FAULTS = [
     (DropsARow, {}, "every input row written exactly once"),
+    (ReadsFilesItself, {}, "the rewrite check passes"),
     (DuplicatesARow, {}, "every input row written exactly once"),
     (RewritesCommitTime, {}, "_hoodie_commit_time kept"),
     (WritesUnsorted, {"sorts": "required"}, "declared sort holds"),

@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 
 from ..errors import ConfigError, PlanError
 from ..write.base_file import META_COLUMNS
+from . import digest
 from .ranges import choose_boundaries
 from .spill import RANGE_FILL, RANGE_SHARE, SAMPLE_ROWS_PER_RANGE, ColumnsKey, RangeSpill, SortKey, routed, sample_rows, write_run
 from .spill import write_ordered
@@ -70,6 +71,7 @@ def check_settings(settings: Mapping[str, str]) -> None:
     """Raise :class:`ConfigError` for a bad value of our own keys, before a run writes anything."""
     memory_budget(settings)
     split_min_bytes(settings)
+    digest.level(settings)
 
 
 def split_min_bytes(settings: Mapping[str, str]) -> int:
@@ -160,6 +162,7 @@ def _write_sorted(task: GroupTask, size: GroupSize, columns: list[str], layout: 
         if task.units > 1:
             raise PlanError(f"group {task.group.index}: split across {task.units} tasks without sort columns")
         for batch in _group_batches(task, schema):
+            task.note_input(batch)
             writer.write(batch)
         return
     missing = [c for c in columns if c not in schema.names]
@@ -171,7 +174,8 @@ def _write_sorted(task: GroupTask, size: GroupSize, columns: list[str], layout: 
     writer.write(schema.empty_table())  # a task without rows still writes one (empty) file, as GroupTask.write does
     with spill_directory(task) as spill_dir:
         spill = RangeSpill(spill_dir, schema, buckets, keep_in_memory=allowance)
-        for run in routed(_group_batches(task, schema), key, boundaries, task.unit * buckets, spill).filled():
+        for run in routed(_group_batches(task, schema), key, boundaries, task.unit * buckets, spill,
+                          task.note_input).filled():  # fmt: skip
             # one range in memory at a time (cut again when it is larger than the allowance)
             write_run(run, key, writer, allowance, spill_dir, schema)
             pa.default_memory_pool().release_unused()  # give the freed range back before the next one

@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import errors
 from ..plugins import call_hook
+from . import digest
 from .progress import JobProgress
 from .spark_settings import check_active_conf, executor_environment_problem
 from .task import GroupTask
@@ -97,8 +98,9 @@ def _run_units(units: list[GroupTask], unit_bytes: list[int], finished):
 
         context = TaskContext.get()
         token = f"{partition_index}-{context.stageId()}-{context.taskAttemptId()}" if context else f"{partition_index}-0-0"
-        task = units[partition_index].with_write_token(token)
+        task = digest.armed(units[partition_index].with_write_token(token))
         stats = list(call_hook(task.strategy, "execute_group", task=task) or [])
+        digest.check(task, stats)  # what it wrote against what it read: a mismatch fails the group
         finished.add((1, unit_bytes[partition_index]))  # progress: merged on the driver when this Spark task ends
         yield partition_index, stats
 

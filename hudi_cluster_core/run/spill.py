@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -243,11 +243,32 @@ def write_ordered(rows: pa.Table, key: SortKey, writer: Any, row_group_bytes: in
         writer.write(rows.take(order.slice(start, step)))
 
 
-def routed(batches: Iterator[pa.Table], key: SortKey, boundaries: pa.Table, first: int,
-           spill: RangeSpill) -> RangeSpill:  # fmt: skip
-    """Every batch's rows into ``spill``'s ranges (range ``first`` is its local range 0)."""
+def routed(batches: Iterator[pa.Table], key: SortKey, boundaries: pa.Table, first: int, spill: RangeSpill,
+           note: Callable[[pa.Table, np.ndarray, "KeyRanges"], None] | None = None) -> RangeSpill:  # fmt: skip
+    """Every batch's rows into ``spill``'s ranges (range ``first`` is its local range 0); ``note(batch, mine,
+    ranges)`` is told which rows stay with this task (``GroupTask.note_input``: the rewrite check)."""
+    ranges = KeyRanges(key, boundaries, first, len(spill.runs))
     for batch in batches:
-        spill.add(batch, range_of_rows(key.keys(batch), boundaries) - first)
+        local = ranges.local(batch)
+        if note is not None:
+            note(batch, (local >= 0) & (local < ranges.count), ranges)
+        spill.add(batch, local)
     return spill
 
 
+@dataclass(frozen=True)
+class KeyRanges:
+    """Ranges ``first .. first + count - 1`` of ``boundaries``: the rows one task of a split group keeps."""
+
+    key: SortKey
+    boundaries: pa.Table
+    first: int
+    count: int
+
+    def local(self, batch: pa.Table) -> np.ndarray:
+        """Each row's range, counted from ``first`` (outside ``0 .. count - 1``: another task's)."""
+        return range_of_rows(self.key.keys(batch), self.boundaries) - self.first
+
+    def __call__(self, batch: pa.Table) -> np.ndarray:
+        local = self.local(batch)
+        return (local >= 0) & (local < self.count)

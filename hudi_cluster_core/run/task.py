@@ -11,13 +11,13 @@ import posixpath
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import PlanError
-from ..failpoints import failpoint
+from ..failpoints import corrupt, failpoint
 from ..io.evolution import SchemaMismatch, conform, renamed, same_values
 from ..io.storage import Storage
 from ..plan.avro_plan import InputSlice, PlanGroup
@@ -26,6 +26,11 @@ from ..table.naming import parse_base_file, parse_log_file
 from ..table.schema import ReadSchema, RenameTree
 from ..write.base_file import META_COLUMNS, TEMP_DIR, ParquetOptions, WriteContext, write_base_file
 from ..write.rolling import RollingWriter
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .digest import GroupDigest, Select
 
 
 ONE_FILE = 1 << 62  # a target no file reaches: the writer never rolls
@@ -51,6 +56,8 @@ class GroupTask:
     units: int = 1
     read_schema: ReadSchema | None = None  # the table's latest schema: every row read is in it
     key_generator: KeyGenerator | None = None  # virtual keys (hoodie.populate.meta.fields=false): record keys from it
+    # the rewrite check's record of this Spark task (run/digest.py); set on the executor, shared by copies
+    digest: GroupDigest | None = field(default=None, repr=False, compare=False)
 
     @property
     def partition(self) -> str:
@@ -103,7 +110,8 @@ class GroupTask:
         context = self._context()
         restamp = self._restamp_from if self._restamps else None
         target = self.target_file_max_bytes if file_id is None else ONE_FILE
-        return RollingWriter(self.storage, context, target, restamp, bytes_per_row_hint, file_id)
+        observe = self.digest.note_output if self.digest is not None else None
+        return RollingWriter(self.storage, context, target, restamp, bytes_per_row_hint, file_id, observe)
 
     def _restamp_from(self, table: pa.Table, first_row: int) -> pa.Table:
         return _restamp(table, self.instant_time, self.write_token, first_row)
@@ -127,7 +135,17 @@ class GroupTask:
         ordering field). A slice with neither base nor log files is a :class:`PlanError`."""
         self._check_whole_group()
         reader = self.slice_reader()
-        return [(input_slice, reader.read(input_slice)) for input_slice in self.group.slices]
+        slices = [(input_slice, reader.read(input_slice)) for input_slice in self.group.slices]
+        if self.digest is not None:  # the rewrite check's input (a slice read twice counts once)
+            self.digest.note_slices(slices)
+        return slices
+
+    def note_input(self, rows: pa.Table, mine: np.ndarray | None = None, select: Select | None = None) -> None:
+        """For code that reads rows other than through :meth:`read_slices` / :meth:`read_arrow` (e.g.
+        ``outofcore.slice_batches``): ``rows`` are to be written (``mine``: those of them this task writes, as
+        ``select`` picks them). The rewrite check compares what was noted with what was written."""
+        if self.digest is not None:
+            self.digest.note_input(rows, mine, select)
 
     def read_arrow(
         self, slices: list[tuple[InputSlice, pa.Table]] | None = None, *, _whole_group: bool = False
@@ -157,6 +175,7 @@ class GroupTask:
         file ids (a bucket index names its file groups); never more files than rows, and one (empty) file for an
         empty table. Without preserved metadata the rows are stamped with the clustering instant and fresh
         sequence numbers (counted from 0 in each call), as Hudi does."""
+        table = corrupt(table)  # tests only (HUDI_CLUSTER_CORRUPT): the rewrite check must stop it
         if num_files is None and file_ids is None:
             writer = self.rolling_writer()
             try:
@@ -178,6 +197,8 @@ class GroupTask:
         stats = []
         for index in range(count):
             chunk = table.slice(index * rows_per_file, rows_per_file) if rows_per_file else table
+            if self.digest is not None:
+                self.digest.note_output(chunk)
             stats.append(write_base_file(storage, context, chunk, file_id=file_ids[index] if file_ids else None))
             failpoint("task-after-first-file")
         return stats

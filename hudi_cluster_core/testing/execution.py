@@ -3,7 +3,9 @@
 Checked for every generated group (``check_execution_strategy``; ``run_execution_kit`` runs it bounded and shrunk):
 
 * the hook returns write stats of new files in the group's partition, and their ``numWrites`` match the files;
-* **every input row written exactly once** (by record key), with its values;
+* **every input row written exactly once** (by record key), with its values; and the rewrite check a Spark task
+  runs (``run/digest.py``) passes: rows read through the task (``read_slices``, ``read_arrow``, ``write_sorted``
+  or ``note_input``), written unchanged;
 * **meta columns and ``_hoodie_commit_time`` kept** (``_hoodie_commit_time``, ``_hoodie_commit_seqno``,
   ``_hoodie_record_key``, ``_hoodie_partition_path``; plans preserve Hudi metadata);
 * **output near the target size**: the file count is within [ceil(n/2), 2n] of n = the plan's
@@ -35,6 +37,8 @@ from hypothesis import strategies as st
 from ..write.base_file import META_COLUMNS, ParquetOptions
 from ..plan.avro_plan import InputSlice, PlanGroup
 from ..config import strategy_params
+from ..errors import RewriteMismatch
+from ..run import digest
 from ..run.task import GroupTask
 from ..table import FileSlice, load_table
 from .conformance import KitFailure, _checked_call, fail, run_kit
@@ -167,7 +171,8 @@ def check_execution_strategy(strategy, case: ExecutionInput, *, group_metadata=N
     """Run ``execute_group`` on ``case`` in-process and assert the execution invariants; returns the stats."""
     task = group_task(strategy, case, group_metadata=group_metadata, settings=settings)
     expected = _read_inputs(task)
-    stats = _checked_call(strategy, HOOK, task=task)
+    checked = digest.armed(task)  # the rewrite check a Spark task runs (its own copy: the read above is not input)
+    stats = _checked_call(strategy, HOOK, task=checked)
     if not isinstance(stats, (list, tuple)) or not all(isinstance(s, dict) and "path" in s for s in stats):
         fail(strategy, HOOK, "returns the write stats of its files", f"returned {stats!r:.120}")
     storage = task.storage
@@ -192,6 +197,10 @@ def check_execution_strategy(strategy, case: ExecutionInput, *, group_metadata=N
     _check_file_count(strategy, task, expected.num_rows, files, expected_files, data_sizes)
     if sorts and case.sort_columns:
         _check_sort(strategy, case, files)
+    try:  # last: the invariants above name what went wrong more precisely when one of them fails
+        digest.check(checked, list(stats))
+    except RewriteMismatch as mismatch:
+        fail(strategy, HOOK, "the rewrite check passes (rows read through the task, written unchanged)", str(mismatch))
     return list(stats)
 
 

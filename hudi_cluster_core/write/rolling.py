@@ -18,7 +18,7 @@ from typing import Callable
 
 import pyarrow as pa
 
-from ..failpoints import failpoint
+from ..failpoints import corrupt, failpoint
 from ..io.storage import Storage
 from .base_file import WriteContext, footer_for_keys, new_base_file, parquet_writer, write_stat
 
@@ -41,12 +41,13 @@ class _OpenFile:
 class RollingWriter:
     """Writes ordered row batches as base files of about ``target_bytes`` each; :meth:`close` returns their
     write stats, in the order written. ``restamp(rows, first_row)`` rewrites meta columns of each batch (rows
-    not preserving Hudi's metadata get the clustering instant and fresh sequence numbers)."""
+    not preserving Hudi's metadata get the clustering instant and fresh sequence numbers). ``observe(rows)`` sees
+    every chunk as it goes to the parquet writer (the rewrite check, run/digest.py)."""
 
     def __init__(
         self, storage: Storage, context: WriteContext, target_bytes: int,
         restamp: Callable[[pa.Table, int], pa.Table] | None = None, bytes_per_row_hint: float | None = None,
-        file_id: str | None = None,
+        file_id: str | None = None, observe: Callable[[pa.Table], None] | None = None,
     ):  # fmt: skip
         self.storage = storage
         self.context = context
@@ -59,8 +60,10 @@ class RollingWriter:
         self._compressed_per_row: float | None = bytes_per_row_hint
         self._rows_seen = 0
         self.file_id = file_id  # the one file's id when the caller names it (a bucket index's file group)
+        self.observe = observe
 
     def write(self, table: pa.Table) -> None:
+        table = corrupt(table)  # tests only (HUDI_CLUSTER_CORRUPT): the rewrite check must stop it
         if self._schema is None:
             self._schema = table.schema
         if self.restamp is not None and table.num_rows:
@@ -117,6 +120,8 @@ class RollingWriter:
             open_file.writer = parquet_writer(open_file.sink, chunk.schema, self.context.options, sample=chunk)
         elif chunk.schema != open_file.writer.schema:  # type: ignore[attr-defined]
             chunk = chunk.cast(open_file.writer.schema)  # type: ignore[attr-defined]
+        if self.observe is not None:
+            self.observe(chunk)
         open_file.writer.write_table(chunk, row_group_size=max(1, chunk.num_rows))  # type: ignore[attr-defined]
         open_file.keys.append(self.context.record_keys(chunk))
         open_file.rows += chunk.num_rows

@@ -132,6 +132,7 @@ def write_children(task, targets: list[Node], fields: list[str], ring) -> list[d
                 first = task.record_keys(batch.slice(0, VERIFY_ROWS_PER_SLICE)).to_pylist()
                 check_rows_hash_home(ring, task.partition, input_slice, first, fields)
                 checked.add(input_slice.file_id)
+            task.note_input(batch)  # every row goes to a child: all of them are this task's (the rewrite check)
             spill.add(batch, assign_children(task.record_keys(batch).to_pylist(), targets, fields))
         for run in spill.filled():  # a child without rows gets no file, as in Hudi
             writer = task.rolling_writer(file_id=targets[run.index].file_id)
