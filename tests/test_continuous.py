@@ -112,7 +112,7 @@ def test_sigterm_right_after_the_plan_is_written_leaves_nothing_behind(template,
         wait_for(lambda: list(Path(base, ".hoodie", ".heartbeat").glob("*")), timeout=300, what="a clustering to start")
     finally:
         code, err = service.stop()
-    assert code == 0, err[-2000:]
+    assert code == 0, f"exit {code}; stdout: {service.lines[-20:]}; stderr: {err[-2000:]}"
     assert any("stopped by SIGTERM" in line for line in service.lines), service.lines
     assert table_problems(base) == []
     after = read_hudi_rs(base)
