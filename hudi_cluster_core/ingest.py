@@ -37,7 +37,7 @@ from .mdt.partitions import disabled_by_config
 from .plan.model import UpdateContext
 from .plugins import StrategyRegistry, call_hook, default_registry
 from .table import FileGroupId, HudiTable, load_table
-from .table.lock_provider import lock_file_for, use_lock_file
+from .table.lock_provider import check_commit_safety, lock_file_for, use_lock_file
 from .table.timeline import retry_when_timeline_changes
 
 log = logging.getLogger(__name__)
@@ -122,7 +122,9 @@ def _take_hudi_lock_too(base_path, raw: dict[str, str]) -> None:
         storage = load_table(base_path, raw).storage
     except TableError:  # a table append is about to create: no Hudi writer can be on it yet
         return
-    use_lock_file(storage, lock_file_for(storage, raw))
+    lock = lock_file_for(storage, raw)
+    check_commit_safety(storage, lock)  # before the writer writes anything
+    use_lock_file(storage, lock)
 
 
 def _spark_runner(spark_or_factory):
