@@ -260,3 +260,27 @@ def test_every_storage_call_has_a_timeout():
     tuned = S3Settings(resolve(given, {}))
     assert (tuned.client_options()["connect_timeout"], tuned.client_options()["timeout"]) == ("1500ms", "4000ms")
     assert tuned.retry_config()["max_retries"] == 1 and tuned.retry_config()["retry_timeout"].total_seconds() == 13.0
+
+
+@pytest.mark.parametrize("with_lock", [False, True], ids=["no lock provider", "storage-based lock"])
+def test_a_server_that_ignores_if_none_match_is_refused_before_anything_is_written(s3, tmp_path, with_lock):
+    """Behind the proxy, moto never sees the conditions: a second create of one name overwrites it. The run finds
+    that out on a probe object (deleted again) and stops in one line, exit 2, the table untouched; Hudi's storage
+    lock on the same server would rest on the same ignored conditions, so a lock provider does not help."""
+    from tests.support.runs import make_append_table
+    from tests.support.s3_server import ConditionsIgnoringProxy
+
+    prefix = f"ignored-{with_lock}"
+    s3.upload_dir(make_append_table(str(tmp_path / "t"), batches=2, rows=10), BUCKET, prefix)
+    before = sorted(s3.keys(BUCKET, prefix))
+    with ConditionsIgnoringProxy(s3.endpoint) as proxy:
+        conf = {**s3.options(), "fs.s3a.endpoint": proxy.endpoint}
+        if with_lock:
+            conf["hoodie.write.lock.provider"] = "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider"
+        result = _cli("run", "--base-path", f"s3a://{BUCKET}/{prefix}", "--mode", "schedule", "--hoodie-conf", SORT,
+                      *_conf_flags(conf), timeout=120)  # fmt: skip
+        assert proxy.dropped >= 2
+    lines = error_lines(result.stderr)
+    assert result.returncode == 2 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "ignored If-None-Match" in lines[0] and proxy.endpoint in lines[0] and "nothing was written" in lines[0]
+    assert sorted(s3.keys(BUCKET, prefix)) == before

@@ -189,13 +189,13 @@ class Storage:
             return "exclusive create: the server ignored If-None-Match (a second create of one name overwrote it)"
         return None
 
-    def commit_refusal(self, gap: str | None = None) -> StorageError:
+    def commit_refusal(self, gap: str | None = None, fix: str = "") -> StorageError:
         """The one line a commit stops with on a store lacking ``gap`` and no lock provider configured."""
         gap = gap or self.commit_gap() or "exclusive create"
         store = f"{self.store_name} at {self.backend.where(self.base_uri)}"
+        fix = fix or "configure a lock provider (hoodie.write.lock.provider) to commit under its lock"
         return StorageError(f"{self.base_uri}: {store} cannot do {gap}, so two writers could both commit; nothing "
-                            "was written. Configure a lock provider (hoodie.write.lock.provider) to commit under "
-                            "its lock")  # fmt: skip
+                            f"was written; {fix}")  # fmt: skip
 
     @contextlib.contextmanager
     def cross_process_lock(self) -> Iterator[None]:

@@ -161,8 +161,13 @@ def check_commit_safety(storage: Storage, lock: TableLock | None) -> None:
     gap = storage.commit_gap()
     if gap is None:
         return
-    if lock is None or storage.capabilities.exclusive_create:  # capable on paper: the server ignores conditions
-        raise storage.commit_refusal(gap)
+    if storage.capabilities.exclusive_create:  # capable on paper, but the server ignores the condition
+        raise storage.commit_refusal(gap, "use a server that honours If-None-Match (a lock kept on this one with "
+                                          "conditional requests would be no safer)")  # fmt: skip
+    if lock is None:
+        fix = (f"set {PROVIDER_KEY}={STORAGE_BASED} to commit under its lock" if storage.capabilities.put_if_match
+               else f"no lock provider of ours works on it either ({', '.join(SUPPORTED[:2])} need conditional writes)")  # fmt: skip
+        raise storage.commit_refusal(gap, fix)
 
 
 def _storage_lock(storage: Storage, props: Mapping[str, str]) -> StorageLock:
