@@ -300,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )  # fmt: skip
     logging.getLogger("py4j").setLevel(logging.CRITICAL)  # a cancelled job's Py4J noise; we say it in one line
+    logging.getLogger("botocore").setLevel(logging.WARNING)  # its credential chain's chatter: we log the source
     arm_driver()
     previous = _install(signal.SIGTERM, _terminate)
     try:

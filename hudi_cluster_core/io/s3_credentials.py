@@ -16,10 +16,12 @@ botocore (which refreshes them itself), a task through its own process's chain, 
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import StorageError
@@ -28,6 +30,7 @@ from .s3_settings import ACCESS_KEY, CREDENTIAL_EXPIRY, CREDENTIAL_SOURCE, SECRE
 if TYPE_CHECKING:
     from obstore.store import S3Credential
 
+log = logging.getLogger(__name__)
 RENEW_BEFORE = 300  # seconds: credentials closer than this to their expiry are renewed before use
 STATIC = "static keys"
 ADVICE = ("give fs.s3a.access.key and fs.s3a.secret.key (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a "
@@ -89,20 +92,16 @@ class S3Credentials:
     def _from_chain(self) -> Frozen:
         """Ask botocore's chain in this process (once; its credentials object renews itself afterwards)."""
         if self._chain is None:
-            import botocore.exceptions
-            import botocore.session
-
             try:
-                found = botocore.session.Session().get_credentials()
-            except botocore.exceptions.BotoCoreError as exc:
-                raise StorageError(f"{self.what}: AWS credentials could not be had: {_one_line(exc)}") from None
-            if found is None:
-                raise StorageError(f"{self.what}: no AWS credentials found; {ADVICE}")
+                found = _process_chain()
+            except LookupError as missing:
+                raise StorageError(f"{self.what}: {missing}") from None
             if self.source and found.method != self.source:
                 raise StorageError(f"{self.what}: the driver's AWS credentials came from {self.source}, this "
                                    f"process's from {found.method}: executors must sign as the driver; give them "
                                    f"the same credential source, or static keys")  # fmt: skip
             self._chain, self.source = found, str(found.method)
+            log.info("%s: AWS credentials from %s (botocore's chain: no static keys were given)", self.what, self.source)
         try:
             frozen = self._chain.get_frozen_credentials()
         except Exception as exc:  # botocore raises its own and the HTTP client's errors while renewing
@@ -110,6 +109,22 @@ class S3Credentials:
                                f"{_one_line(exc)}") from None  # fmt: skip
         expiry = getattr(self._chain, "_expiry_time", None)  # RefreshableCredentials only; static ones never expire
         return Frozen(frozen.access_key, frozen.secret_key, frozen.token, expiry.timestamp() if expiry else None)
+
+
+@lru_cache(maxsize=1)
+def _process_chain() -> Any:
+    """botocore's credentials for this process, asked once (every later ``Storage`` shares them; botocore renews
+    temporary ones itself). LookupError, with the reason, when there are none."""
+    import botocore.exceptions
+    import botocore.session
+
+    try:
+        found = botocore.session.Session().get_credentials()
+    except botocore.exceptions.BotoCoreError as exc:
+        raise LookupError(f"AWS credentials could not be had: {_one_line(exc)}") from None
+    if found is None:
+        raise LookupError(f"no AWS credentials found; {ADVICE}")
+    return found
 
 
 def _one_line(exc: BaseException) -> str:
