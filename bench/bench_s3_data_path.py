@@ -8,10 +8,13 @@ loopback server; pyarrow is the **baseline**, obstore the ratio to it, median of
 repetitions (min-max of the per-repetition ratios), wall and CPU of this process (Python, the C++ SDK's and
 obstore's threads), plus moto's CPU (the server is the larger part of every wall figure on loopback).
 
-1. footers: ``pq.read_metadata`` of ``--footers`` files of ~1 MiB (what planning and ``measure_group`` do);
-2. whole files: ``pq.read_table`` of ``--files`` files of ~16 MiB (a group read into memory);
+1. footers: ``pq.read_metadata`` of ``--footers`` small files (6,000 rows; what planning and ``measure_group`` do);
+2. whole files: ``pq.read_table`` of ``--files`` files of 90,000 rows in 3 row groups (a group read into memory);
 3. row groups: ``ParquetFile.iter_batches`` over the same files (the out-of-core path);
-4. writes: ``pq.write_table`` of ``--writes`` files of ~16 MiB (a task's base files).
+4. writes: ``pq.write_table`` of ``--writes`` such files, gzip (a task's base files).
+
+The obstore contender is exactly what tasks use: ``Storage.fs`` of an ``s3a://`` table
+(``hudi_cluster_core/io/obstore_fs.py``).
 
     .venv/bin/python bench/bench_s3_data_path.py --quick
 """
@@ -51,130 +54,34 @@ def pyarrow_fs(endpoint: str) -> pafs.FileSystem:
                              endpoint_override=endpoint.split("://", 1)[1])  # fmt: skip
 
 
-class ObstoreHandler(pafs.FileSystemHandler):
-    """The smallest pyarrow filesystem over an obstore store: what reads and writes of parquet need."""
+def obstore_fs(endpoint: str) -> pafs.FileSystem:
+    """What the tasks use: ``Storage.fs`` of an ``s3a://`` table, a ``PyFileSystem`` over obstore
+    (``hudi_cluster_core/io/obstore_fs.py``)."""
+    from hudi_cluster_core.io.storage import Storage
 
-    def __init__(self, endpoint: str):
-        from obstore.store import S3Store
-
-        self.store = S3Store(BUCKET, endpoint=endpoint, region=REGION, access_key_id=ACCESS_KEY,
-                             secret_access_key=SECRET_KEY, client_options={"allow_http": True})  # fmt: skip
-
-    def _key(self, path: str) -> str:
-        return path.split("/", 1)[1]
-
-    def get_type_name(self):
-        return "obstore"
-
-    def equals(self, other):
-        return self is other
-
-    def normalize_path(self, path):
-        return path
-
-    def get_file_info(self, paths):
-        import obstore
-
-        infos = []
-        for path in paths:
-            meta = obstore.head(self.store, self._key(path))
-            infos.append(pafs.FileInfo(path, pafs.FileType.File, size=meta["size"]))
-        return infos
-
-    def open_input_file(self, path):
-        import obstore
-
-        return pa.PythonFile(_Reader(obstore.open_reader(self.store, self._key(path), buffer_size=64 << 10)), mode="r")
-
-    def open_input_stream(self, path):
-        return self.open_input_file(path)
-
-    def open_output_stream(self, path, metadata):
-        import obstore
-
-        return pa.PythonFile(_Writer(obstore.open_writer(self.store, self._key(path))), mode="w")
-
-    def get_file_info_selector(self, selector):
-        raise NotImplementedError
-
-    def create_dir(self, path, recursive):
-        pass
-
-    def delete_dir(self, path):
-        raise NotImplementedError
-
-    def delete_dir_contents(self, path, missing_dir_ok):
-        raise NotImplementedError
-
-    def delete_root_dir_contents(self):
-        raise NotImplementedError
-
-    def delete_file(self, path):
-        raise NotImplementedError
-
-    def move(self, src, dest):
-        raise NotImplementedError
-
-    def copy_file(self, src, dest):
-        raise NotImplementedError
-
-    def open_append_stream(self, path, metadata):
-        raise NotImplementedError
+    options = {"fs.s3a.endpoint": endpoint, "fs.s3a.access.key": ACCESS_KEY, "fs.s3a.secret.key": SECRET_KEY,
+               "fs.s3a.endpoint.region": REGION, "fs.s3a.path.style.access": "true"}  # fmt: skip
+    return Storage(f"s3a://{BUCKET}", options).fs
 
 
-class _Reader:
-    """obstore's ReadableFile has no ``closed``, which pyarrow's PythonFile asks for."""
-
-    def __init__(self, handle):
-        self.handle, self.closed = handle, False
-
-    def read(self, size=-1):
-        return bytes(self.handle.read(None if size is None or size < 0 else size))
-
-    def seek(self, offset, whence=0):
-        return self.handle.seek(offset, whence)
-
-    def tell(self):
-        return self.handle.tell()
-
-    def size(self):
-        return self.handle.size
-
-    def close(self):
-        self.handle.close()
-        self.closed = True
-
-
-class _Writer:
-    """obstore's WritableFile has ``closed`` as a method; pyarrow's PythonFile reads it as an attribute."""
-
-    def __init__(self, handle):
-        self.handle, self.closed = handle, False
-
-    def write(self, data):
-        return self.handle.write(data)
-
-    def flush(self):
-        self.handle.flush()
-
-    def close(self):
-        self.handle.close()
-        self.closed = True
-
-
-def seed(server: S3Server, args) -> tuple[int, int]:
-    """Untimed: footer files (~1 MiB, 1 row group) and group files (~16 MiB, 128k-row groups), written by pyarrow."""
+def seed(server: S3Server, args) -> tuple[int, int, dict]:
+    """Untimed: footer files (6,000 rows, 1 row group) and group files (90,000 rows in 30,000-row groups), gzip,
+    written by pyarrow; returns the row counts and the files' sizes."""
     fs = pyarrow_fs(server.endpoint)
     small, big = make_rows(0, 6_000, seed=1), make_rows(0, 90_000, seed=2)
     for i in range(args.footers):
         pq.write_table(small, f"{BUCKET}/footers/{i:04d}.parquet", filesystem=fs, compression="gzip")
     for i in range(args.files):
         pq.write_table(big, f"{BUCKET}/files/{i:04d}.parquet", filesystem=fs, compression="gzip", row_group_size=30_000)
-    return small.num_rows, big.num_rows
+    sizes = {"footer_file_bytes": fs.get_file_info(f"{BUCKET}/footers/0000.parquet").size,
+             "group_file_bytes": fs.get_file_info(f"{BUCKET}/files/0000.parquet").size}  # fmt: skip
+    print(f"seeded: footer files {sizes['footer_file_bytes'] / 2**20:.2f} MiB, group files "
+          f"{sizes['group_file_bytes'] / 2**20:.2f} MiB", flush=True)  # fmt: skip
+    return small.num_rows, big.num_rows, sizes
 
 
 def operations(server: S3Server, args, small_rows: int, big_rows: int) -> dict:
-    systems = {"pyarrow": pyarrow_fs(server.endpoint), "obstore": pafs.PyFileSystem(ObstoreHandler(server.endpoint))}
+    systems = {"pyarrow": pyarrow_fs(server.endpoint), "obstore": obstore_fs(server.endpoint)}
     footers = [f"{BUCKET}/footers/{i:04d}.parquet" for i in range(args.footers)]
     files = [f"{BUCKET}/files/{i:04d}.parquet" for i in range(args.files)]
     to_write = pq.read_table(files[0], filesystem=systems["pyarrow"])
@@ -201,8 +108,8 @@ def operations(server: S3Server, args, small_rows: int, big_rows: int) -> dict:
         written = pq.read_metadata(f"{BUCKET}/written/{name}/{rep}/0.parquet", filesystem=systems["pyarrow"])
         return written.num_rows == to_write.num_rows
 
-    ops = {f"footers x{args.footers} (~1 MiB files)": op_footers, f"read_table x{args.files} (~16 MiB)": op_tables,
-           f"iter_batches x{args.files}": op_row_groups, f"write x{args.writes} (~16 MiB)": op_writes}  # fmt: skip
+    ops = {f"footers x{args.footers}": op_footers, f"read_table x{args.files}": op_tables,
+           f"iter_batches x{args.files}": op_row_groups, f"write x{args.writes}": op_writes}  # fmt: skip
     report = {}
     for label, op in ops.items():
         wall: dict[str, list[float]] = {c: [] for c in CLIENTS}
@@ -244,7 +151,7 @@ def main(argv=None) -> int:
         server = S3Server().start(Path(scratch) / "moto.log")
         try:
             server.create_bucket(BUCKET)
-            small_rows, big_rows = seed(server, args)
+            small_rows, big_rows, sizes = seed(server, args)
             ops = operations(server, args, small_rows, big_rows)
         finally:
             server.stop()
@@ -261,7 +168,7 @@ def main(argv=None) -> int:
 
     write_json(OUT_DIR / "bench_s3_data_path.json", {
         "machine": machine(), "versions": {"pyarrow": pa.__version__, "obstore": obstore.__version__},
-        "load_before": load_before, "load_after": load_after, "args": vars(args), "operations": ops})  # fmt: skip
+        "load_before": load_before, "load_after": load_after, "args": vars(args), "sizes": sizes, "operations": ops})  # fmt: skip
     return 0
 
 

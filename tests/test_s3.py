@@ -225,11 +225,17 @@ def _bad(s3, auth_s3, silent, case: str) -> tuple[list[str], str]:
         return ["show", "gs://bucket/t"], "supported: local paths, file:, s3://, s3a://"
     if case == "unsupported hdfs":
         return ["run", "--base-path", "hdfs://namenode:8020/t", "--mode", "scheduleAndExecute"], "'hdfs://' is not supported"
+    if case == "unsupported abfss":
+        return ["run", "--base-path", "abfss://c@account.dfs.core.windows.net/t", "--mode", "schedule"], \
+            "'abfss://' is not supported; supported: local paths, file:, s3://, s3a://"
+    if case == "unsupported wasbs":
+        return ["show", "wasbs://c@account.blob.core.windows.net/t"], "'wasbs://' is not supported"
     return ["show", "abfs://container@account.dfs.core.windows.net/t"], "'abfs://' is not supported"
 
 
 @pytest.mark.parametrize("case", ["wrong credentials", "endpoint that never answers", "endpoint refusing connections",
-                                  "missing bucket", "unsupported gs", "unsupported hdfs", "unsupported abfs"])  # fmt: skip
+                                  "missing bucket", "unsupported gs", "unsupported hdfs", "unsupported abfs",
+                                  "unsupported abfss", "unsupported wasbs"])  # fmt: skip
 def test_bad_storage_fails_with_one_line_in_bounded_time(s3, auth_s3, silent, case):
     args, expected = _bad(s3, auth_s3, silent, case)
     started = time.monotonic()

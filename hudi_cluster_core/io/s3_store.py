@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import posixpath
+import threading
 import uuid
 from typing import Any, Mapping
 
@@ -26,6 +27,10 @@ from .s3_settings import RESOLVED, S3Settings, resolve
 from .store import Backend, Capabilities, FileEntry, StoreError, Versioned
 
 _VERIFIED: dict[tuple[str, str], bool] = {}  # (endpoint, bucket) -> whether the server honours If-None-Match
+# (bucket, settings, credential source) -> S3Store: every Storage of a process with the same settings shares one
+# client and its connections (a task builds many Storage objects; a TLS handshake per object would add up)
+_STORES: dict[tuple, Any] = {}
+_STORES_GUARD = threading.Lock()
 
 
 class S3Backend(Backend):
@@ -58,10 +63,17 @@ class S3Backend(Backend):
         if store is None:
             from obstore.store import S3Store
 
-            store = self._stores[bucket] = S3Store(
-                bucket, config=self.settings.obstore_config(bucket), client_options=self.settings.client_options(),
-                retry_config=self.settings.retry_config(), credential_provider=self.credentials,
-            )  # fmt: skip
+            shared = (bucket, tuple(sorted(self.settings.options.items())), self.credentials.source)
+            with _STORES_GUARD:
+                store = _STORES.get(shared)
+                if store is None:
+                    if len(_STORES) >= 64:
+                        _STORES.clear()
+                    store = _STORES[shared] = S3Store(
+                        bucket, config=self.settings.obstore_config(bucket), client_options=self.settings.client_options(),
+                        retry_config=self.settings.retry_config(), credential_provider=self.credentials,
+                    )  # fmt: skip
+            self._stores[bucket] = store
         return store, key.strip("/")
 
     # -------------------------------------------------------------------------------------- checks, errors
