@@ -290,3 +290,26 @@ def test_a_server_that_ignores_if_none_match_is_refused_before_anything_is_writt
     assert result.returncode == 2 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
     assert "ignored If-None-Match" in lines[0] and proxy.endpoint in lines[0] and "nothing was written" in lines[0]
     assert sorted(s3.keys(BUCKET, prefix)) == before
+
+
+def test_a_shipped_map_is_used_as_it_is_whatever_the_executors_environment():
+    """What a Spark task rebuilds its Storage from: the driver's resolved map; the task's own AWS_* variables and
+    profile cannot change a setting (they could point it at another endpoint or principal)."""
+    driver = Storage(f"s3a://{BUCKET}/x", {"fs.s3a.access.key": "A", "fs.s3a.secret.key": "S",
+                                           "fs.s3a.endpoint": "http://h:1"})  # fmt: skip
+    shipped = driver.options
+    elsewhere = {"AWS_ACCESS_KEY_ID": "B", "AWS_SECRET_ACCESS_KEY": "T", "AWS_SESSION_TOKEN": "U",
+                 "AWS_ENDPOINT_URL": "http://elsewhere:2", "AWS_REGION": "eu-west-1"}  # fmt: skip
+    assert resolve(shipped, elsewhere) == resolve(shipped, {}) == {k: v for k, v in shipped.items()}
+    assert Storage(f"s3a://{BUCKET}/x", shipped).options == shipped
+
+
+def test_the_obstore_client_gets_every_setting_explicitly():
+    aws = S3Settings(resolve({"fs.s3a.endpoint.region": "eu-west-3"}, {}))
+    assert aws.obstore_config("lake") == {"region": "eu-west-3", "endpoint": "https://lake.s3.eu-west-3.amazonaws.com",
+                                          "virtual_hosted_style_request": True}  # fmt: skip
+    assert aws.obstore_config("my.lake")["endpoint"] == "https://s3.eu-west-3.amazonaws.com"  # dots: path style
+    minio = S3Settings(resolve({"fs.s3a.endpoint": "minio:9000", "fs.s3a.connection.ssl.enabled": "false",
+                                "fs.s3a.path.style.access": "false"}, {}))  # fmt: skip
+    assert minio.obstore_config("lake")["endpoint"] == "http://lake.minio:9000"
+    assert minio.client_options()["allow_http"] is True

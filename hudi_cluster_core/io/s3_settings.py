@@ -144,8 +144,12 @@ class S3Settings:
     def obstore_config(self, bucket: str) -> "S3Config":
         """``S3Store`` settings for ``bucket``, every one explicit: obstore would otherwise take the process's own
         ``AWS_*`` variables, which on an executor may differ from the driver's. On AWS's own endpoint requests are
-        virtual-hosted, as its SDKs make them (object_store then wants the bucket in the endpoint)."""
+        virtual-hosted, as its SDKs make them (object_store then wants the bucket in the endpoint), except for a
+        bucket with dots, which AWS's wildcard certificate does not cover."""
         url = self.endpoint_url
+        if url is None and "." in bucket:
+            return {"region": self.region, "endpoint": f"https://s3.{self.region}.amazonaws.com",
+                    "virtual_hosted_style_request": False}  # fmt: skip
         if url is None:
             return {"region": self.region, "endpoint": f"https://{bucket}.s3.{self.region}.amazonaws.com",
                     "virtual_hosted_style_request": True}  # fmt: skip
