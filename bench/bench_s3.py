@@ -4,7 +4,8 @@ Both parts run against moto's S3 server on loopback (``tests/support/s3_server.p
 overhead and request counts, not the latency of a real S3 region (tens of ms per request there: the figures
 below are a floor, and the ratio to local disk grows with the latency).
 
-1. **Client.** pyarrow's ``S3FileSystem`` (what :class:`~hudi_cluster_core.io.storage.Storage` uses) against
+1. **Client.** :class:`~hudi_cluster_core.io.storage.Storage`'s own calls (pyarrow's ``S3FileSystem`` when this
+   was written; obstore since issue 20, still labelled "pyarrow" below) against
    boto3, the engine under fsspec's s3fs (via aiobotocore), for the calls a clustering run makes: listing a
    timeline of ``--objects`` small objects, HEAD, a small GET and PUT, and an 8 MiB GET and PUT. Ratio
    pyarrow / boto3, per call, median of ``--reps`` alternating repetitions.

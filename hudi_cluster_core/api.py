@@ -16,7 +16,7 @@ from .plugins import StrategyRegistry, default_registry
 from .run.recovery import Ownership, claim, free_pending, recover
 from .table import HudiTable, State, load_table
 from .table.checks import check_clusterable
-from .table.lock_provider import lock_file_for, use_lock_file
+from .table.lock_provider import check_commit_safety, lock_file_for, use_lock_file
 from .table.ownership import timeline_lock
 from .table.timeline import retry_when_timeline_changes
 
@@ -158,10 +158,13 @@ def _cluster(
     from .run.outofcore import check_settings
 
     check_settings({k: str(v) for k, v in config.raw.items()})  # our own task keys, before anything is written
-    table = load_table(base_path, config.raw)  # fs.s3a.* / hoodie.aws.* keys reach the store (object stores)
+    table = load_table(base_path, config.raw)  # the store's settings are among the job's keys
     ownership = Ownership.from_config(config)
     # Hudi writers beside us (OCC) take the lock their provider names: every timeline transition of ours does too
-    use_lock_file(table.storage, lock_file_for(table.storage, config.raw))
+    lock = lock_file_for(table.storage, config.raw)
+    if not dry_run and mode != "purge_pending_instant":
+        check_commit_safety(table.storage, lock)  # before anything is written: never "check, then write"
+    use_lock_file(table.storage, lock)
     if mode == "purge_pending_instant":
         return _purge(table, instant_time, ownership, dry_run)
     check_clusterable(table, config.raw)  # a layout we would break (not parquet, a simple bucket index): refused

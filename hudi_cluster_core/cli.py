@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from .errors import ConfigError, HudiClusterError
 from .failpoints import arm_driver
+from .io import registry
+from .io.store import StoreError
 
 if TYPE_CHECKING:
     from .api import Mode
@@ -40,7 +42,8 @@ def _add_run(sub) -> None:
                                           "default: schedule with --schedule, else execute")  # fmt: skip
     run.add_argument("-sc", "--schedule", action="store_true", help="without --mode: schedule (HoodieClusteringJob's old flag)")
     run.add_argument("-it", "--instant-time")
-    run.add_argument("--props", help="a Hudi properties file (e.g. clusteringjob.properties); local, or on s3a:// / s3://")
+    run.add_argument("--props", help="a Hudi properties file (e.g. clusteringjob.properties); local, or on a "
+                                          f"store ({registry.supported()})")  # fmt: skip
     run.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE")
     run.add_argument("-pl", "--parallelism", type=int,
                      help="groups run at once (Spark tasks); spark.default.parallelism of a session this run builds")
@@ -83,9 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("base_path")
     show.add_argument("--json", action="store_true")
     show.add_argument("--archived", action="store_true", help="also list completed clustering from the archived timeline")
-    show.add_argument("--props", help="a Hudi properties file; only its storage keys (fs.s3a.*) matter here")
+    show.add_argument("--props", help="a Hudi properties file; only its storage settings matter here")
     show.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
-                      help="storage settings, e.g. fs.s3a.endpoint=http://host:9000 (object stores)")
+                      help="a storage setting: Hadoop's key for the store, e.g. its endpoint "
+                           "(README: Object stores); repeatable")  # fmt: skip
     plugins = sub.add_parser("plugins", help="installed strategy plugins and the hooks they implement")
     plugins.add_argument("--json", action="store_true")
     _add_run(sub)
@@ -132,7 +136,7 @@ def _cmd_show(args) -> int:
 
 
 def _storage_keys(args) -> dict[str, str]:
-    """The job's keys as ``run`` merges them: object-store settings (``fs.s3a.*``) are among them."""
+    """The job's keys as ``run`` merges them: the store's settings are among them."""
     from .config import load_config
 
     return dict(load_config(args.props, args.hoodie_conf).raw)
@@ -296,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )  # fmt: skip
     logging.getLogger("py4j").setLevel(logging.CRITICAL)  # a cancelled job's Py4J noise; we say it in one line
+    logging.getLogger("botocore").setLevel(logging.WARNING)  # its credential chain's chatter: we log the source
     arm_driver()
     previous = _install(signal.SIGTERM, _terminate)
     try:
@@ -310,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except OSError as exc:  # after BrokenPipeError, which is one too
-        if _is_object_store_problem(exc):  # the store failed after the table was opened: say it in one line
+        if isinstance(exc, StoreError):  # the store failed after the table was opened: say it in one line
             print(f"hudi-cluster: error: {' '.join(str(exc).split())[:500]}", file=sys.stderr)
             return HudiClusterError.exit_code
         if not _is_permission_problem(exc):
@@ -348,10 +353,6 @@ def _terminate(signum, frame) -> None:
     if context is not None:
         context.cancelAllJobs()
     raise KeyboardInterrupt("terminated")
-
-
-def _is_object_store_problem(exc: OSError) -> bool:
-    return "AWS Error" in str(exc) or str(exc).startswith("PUT s3://")
 
 
 def _is_permission_problem(exc: OSError) -> bool:

@@ -38,6 +38,7 @@ from .config_keys import (
     MarkersType, PartitionFilterMode,
 )  # fmt: skip
 from .errors import ConfigError
+from .io.registry import is_local, local_path, scheme_of
 from .layout import Layout
 from .params import PLUGIN_KEYS, join_problems
 # a strategy's params live in .params; still importable from here, where plugins written so far take them
@@ -322,15 +323,10 @@ def _global_defaults(problems: list[str]) -> list[tuple[str, str, str]]:
         entries += _read_props(default, problems, set(), "hudi-defaults.conf")
     conf_dir = os.environ.get(CONF_DIR_ENV)
     if conf_dir:
-        path = Path(_local_path(conf_dir)) / DEFAULTS_FILE_NAME
+        path = Path(local_path(str(conf_dir))) / DEFAULTS_FILE_NAME
         if path != default:
             entries += _read_props(path, problems, set(), f"{CONF_DIR_ENV}={conf_dir}")
     return entries
-
-
-def _local_path(path: str | Path) -> str:
-    text = str(path)
-    return text[len("file://") :] if text.startswith("file://") else text[5:] if text.startswith("file:") else text
 
 
 def _read_remote_props(
@@ -363,9 +359,9 @@ def _read_props(
     path: str | Path, problems: list[str], seen: set[str], via: str, storage_keys: Mapping[str, str] | None = None
 ) -> list[tuple[str, str, str]]:
     """``DFSPropertiesConfiguration`` semantics: entries (key, value, "file:line") in file order, includes inline."""
-    local = Path(_local_path(path))
-    if "://" in str(path) and not str(path).startswith("file:"):
+    if not is_local(str(path)):
         return _read_remote_props(str(path), problems, seen, via, storage_keys or {})
+    local = Path(local_path(str(path)))
     marker = str(local.resolve())
     if marker in seen:
         problems.append(f"{via} {path}: include loop; the file is already being read")
@@ -384,11 +380,11 @@ def _read_props(
 
 def _include_target(location: str, value: str) -> str | Path:
     """``include=`` is relative to the including file, on the same store."""
-    if "://" in value and not value.startswith("file:"):
+    if not is_local(value):
         return value
-    if "://" in location:
-        return value if "://" in value else location.rsplit("/", 1)[0] + "/" + value
-    target = Path(_local_path(value))
+    if not is_local(location):
+        return value if scheme_of(value) else location.rsplit("/", 1)[0] + "/" + value
+    target = Path(local_path(value))
     return target if target.is_absolute() else Path(location).parent / target
 
 

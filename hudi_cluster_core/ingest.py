@@ -36,8 +36,9 @@ from .errors import ConfigError, PlanError, TableError, UpdateRejected
 from .mdt.partitions import disabled_by_config
 from .plan.model import UpdateContext
 from .plugins import StrategyRegistry, call_hook, default_registry
+from .io.storage import open_storage
 from .table import FileGroupId, HudiTable, load_table
-from .table.lock_provider import lock_file_for, use_lock_file
+from .table.lock_provider import check_commit_safety, lock_file_for, use_lock_file
 from .table.timeline import retry_when_timeline_changes
 
 log = logging.getLogger(__name__)
@@ -121,8 +122,12 @@ def _take_hudi_lock_too(base_path, raw: dict[str, str]) -> None:
     try:
         storage = load_table(base_path, raw).storage
     except TableError:  # a table append is about to create: no Hudi writer can be on it yet
+        storage = open_storage(base_path, raw)
+        check_commit_safety(storage, lock_file_for(storage, raw))  # its first commit must be safe all the same
         return
-    use_lock_file(storage, lock_file_for(storage, raw))
+    lock = lock_file_for(storage, raw)
+    check_commit_safety(storage, lock)  # before the writer writes anything
+    use_lock_file(storage, lock)
 
 
 def _spark_runner(spark_or_factory):

@@ -8,6 +8,7 @@ imported, so the test also holds for modules that need Spark.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,54 @@ def test_nothing_but_the_driver_imports_the_driver_or_the_commit():
 
 def test_removed_pass_throughs_stay_removed():
     assert "run.sorting" not in MODULES and "io.base_file" not in MODULES
+
+
+# Issue 20: only the storage backends and the scheme table name a store; everything else asks ``Storage`` (its
+# capabilities, ``same_store``, ``qualified``...). A string naming a scheme (``s3a://``, ``"file"``, ``file:``) or a
+# store's own keys (``fs.s3a.*``, ``hoodie.aws.*``, ``AWS_*``) anywhere else is a scheme check in disguise.
+SCHEME_HOMES = ("io.registry", "io.local_store", "io.s3_store", "io.s3_settings", "io.s3_credentials")
+_SCHEMES = r"s3[an]?|gs|gcs|file|hdfs|viewfs|abfss?|wasbs?|adls?|az|oss|cosn?"
+SCHEME_LITERAL = re.compile(rf"(?i)(?<![\w.-])({_SCHEMES}):(/|$)|fs\.s3a\.|hoodie\.aws\.|\bAWS_[A-Z]")
+SCHEME_NAME = re.compile(rf"(?i)({_SCHEMES})")
+
+
+def _string_literals(tree: ast.AST) -> list[tuple[int, str]]:
+    """Every string constant but docstrings (which document, not decide), with its line."""
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]  # fmt: skip
+
+
+def scheme_literals(module: str) -> list[str]:
+    tree = ast.parse(MODULES[module].read_text(), str(MODULES[module]))
+    return [f"{PACKAGE}.{module}:{line}: {text!r}" for line, text in _string_literals(tree)
+            if SCHEME_LITERAL.search(text) or SCHEME_NAME.fullmatch(text)]  # fmt: skip
+
+
+def test_the_scheme_check_finds_scheme_literals():
+    found = [text for _, text in _string_literals(ast.parse('"""s3:// here is fine"""\nx = "s3a://b"\ny = x == "file"\n'))]
+    assert found == ["s3a://b", "file"]
+    assert SCHEME_LITERAL.search("fs.s3a.endpoint") and SCHEME_LITERAL.search("AWS_REGION")
+    assert SCHEME_LITERAL.search("-Dx=file:") and SCHEME_LITERAL.search("gs://b")
+    assert not SCHEME_LITERAL.search("hoodie.file.index") and not SCHEME_LITERAL.search("a log file: corrupt")
+
+
+def test_no_module_outside_the_storage_backends_names_a_scheme():
+    found = [hit for module in sorted(MODULES) if module not in SCHEME_HOMES for hit in scheme_literals(module)]
+    assert found == [], "scheme checks outside io/ backends:\n" + "\n".join(found)
+
+
+def test_storage_backends_are_only_reached_through_the_seam():
+    """Above ``io/`` nothing imports a backend: the registry picks it (by name, on first use), ``io.storage``
+    holds it; the interface (``io.store``) knows neither the facade, the table nor any backend."""
+    backends = {"io.local_store", "io.s3_store", "io.s3_settings", "io.s3_credentials", "io.obstore_fs"}
+    for module, targets in GRAPH.items():
+        if not module.startswith("io."):
+            assert not targets & backends, f"{module} imports a storage backend: {sorted(targets & backends)}"
+    assert not GRAPH["io.storage"] & backends, GRAPH["io.storage"]
+    assert not GRAPH["io.store"] & (backends | {"io.storage", "io.registry"}), GRAPH["io.store"]

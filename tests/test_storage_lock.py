@@ -25,7 +25,6 @@ import uuid
 import pytest
 
 from hudi_cluster_core.failpoints import PAUSE_ENV
-from hudi_cluster_core.io.s3_put import get_with_etag, put_conditional
 from hudi_cluster_core.io.storage import Storage
 from hudi_cluster_core.table.lock_provider import STORAGE_BASED
 from hudi_cluster_core.table.storage_lock import LOCK_FILE, StorageLock, now_ms
@@ -82,14 +81,14 @@ def test_a_hudi_lease_keeps_us_out_and_an_expired_one_is_taken_over_by_one_taker
     assert hudi_owner in ours.holder(storage)
 
     _hudi_lease(s3, "two", valid_for_ms=-1_000)  # a dead writer's lease, past validUntil + Hudi's 500 ms drift
-    stale = get_with_etag(storage.s3, BUCKET, f"two/{LOCK_FILE}")
+    stale = storage.read_versioned(storage.join(LOCK_FILE))
     assert stale is not None
     assert ours.try_acquire(storage, "t")
     try:
         assert _lock_json(s3, "two")["owner"] != hudi_owner
         # a second taker that read the same stale version loses: the server checks If-Match on the ETag
-        assert put_conditional(storage.s3, BUCKET, f"two/{LOCK_FILE}", b"{}", if_match=stale[1]) is None
-        assert put_conditional(storage.s3, BUCKET, f"two/{LOCK_FILE}", b"{}", if_match=None) is None
+        assert storage.put_if_match(storage.join(LOCK_FILE), b"{}", stale.version) is None
+        assert storage.put_if_match(storage.join(LOCK_FILE), b"{}", None) is None
     finally:
         ours.release(storage, "t")
     assert _lock_json(s3, "two")["expired"] is True

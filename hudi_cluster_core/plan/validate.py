@@ -70,7 +70,7 @@ class _Checker:
         accepted = f"accepted: a {kind} of file group {input_slice.file_id!r} directly in {directory}"
         bad = f"{kind} path {uri!r}"
         if not self._same_filesystem(uri):
-            table_uri = self.storage.qualified(self.storage.base) if self.storage.scheme == "file" else self.storage.base_uri
+            table_uri = self.storage.qualified(self.storage.base)
             raise self.fail(where, f"{bad} is not on the table's filesystem ({table_uri}); {accepted}")
         if "\\" in stripped or posixpath.normpath(stripped) != stripped:
             raise self.fail(where, f"{bad} is not a normalised path; {accepted}")
@@ -88,18 +88,12 @@ class _Checker:
 
     def _same_local_directory(self, first: str, second: str) -> bool:
         """Hudi stores the base path as its writer was given it, which may go through a symlink (``/tmp`` on macOS)."""
-        return self.storage.scheme == "file" and os.path.realpath(first) == os.path.realpath(second)
+        return self.storage.capabilities.local_files and os.path.realpath(first) == os.path.realpath(second)
 
     def _same_filesystem(self, uri: str) -> bool:
-        """A scheme-less path, or the table's scheme and authority (``file:/a`` and ``file:///a`` are the same)."""
-        parsed = urlparse(uri)
-        if not parsed.scheme:
-            return True
-        table = urlparse(self.storage.base_uri)
-        if self.storage.scheme == "file":
-            return parsed.scheme == "file" and parsed.netloc in ("", "localhost")
-        same_scheme = parsed.scheme == table.scheme or {parsed.scheme, table.scheme} == {"s3", "s3a"}  # one store
-        return same_scheme and parsed.netloc == table.netloc
+        """A scheme-less path, or a URI of the table's store and authority (``file:/a`` and ``file:///a`` are the
+        same; so are two schemes of one store, ``s3://`` and ``s3a://``)."""
+        return not urlparse(uri).scheme or self.storage.same_store(uri)
 
 
 def validate_plan(table: HudiTable, plan: StoredPlan, source: str) -> None:

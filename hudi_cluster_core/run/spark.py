@@ -13,6 +13,7 @@ import re
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from .. import errors
@@ -69,7 +70,7 @@ def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: d
     }  # fmt: skip
     if not under_spark_submit:  # our own quiet console log; under spark-submit the cluster's config stands
         log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
-        defaults["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{log4j}"
+        defaults["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={Path(log4j).as_uri()}"
         effective_master = master or os.environ.get("SPARK_MASTER", "local[*]")
         if effective_master.startswith("local"):
             # the JVM only schedules (rows stay in Python): C1 alone starts faster and burns no CPU on C2

@@ -235,7 +235,7 @@ class _SliceReader:
         self.storage = storage
         self.read_schema = read_schema
         # hudi-rs reaches the store itself: the same endpoint, region and credentials, given explicitly
-        self.rs_options = storage.s3.hudi_rs_options() if storage.s3 else {}
+        self.rs_options = storage.hudi_rs_options()
         self._rs_table: Any = None
         self._rs_reader: Any = None
 

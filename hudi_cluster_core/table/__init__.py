@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
-from urllib.parse import urlparse
 
-from ..io.storage import Storage
+from ..io.storage import Storage, open_storage
 from .naming import BaseFile, LogFile
 from .properties import TableConfig, load_table_config
 from .timeline import Instant, State, Timeline, load_timeline
@@ -39,12 +38,9 @@ class HudiTable:
 def load_table(base_path: str | Path, storage_options: Mapping[str, str] | None = None) -> HudiTable:
     """Open the table at ``base_path`` (a local path or a URI); raises TableError if it is not a Hudi table.
 
-    ``storage_options`` are the job's keys (``fs.s3a.*``...) for an object store; StorageError if the store
-    cannot be reached or the scheme is not supported."""
-    uri = str(base_path)
-    if not urlparse(uri).scheme:
-        uri = str(Path(uri).expanduser().resolve())
-    storage = Storage(uri, storage_options)
+    ``storage_options`` are the job's keys (the store's settings among them); StorageError if the store cannot be
+    reached or the scheme is not supported."""
+    storage = open_storage(base_path, storage_options)
     storage.check_reachable()
     return _open(storage)
 
@@ -54,6 +50,6 @@ def _open(storage: Storage) -> HudiTable:
         config = load_table_config(storage)
         return HudiTable(storage, config, load_timeline(storage, config))
     except OSError as exc:
-        if not storage.is_object_store:
+        if storage.capabilities.local_files:  # a local file's own error says it best
             raise
         raise storage.error(exc) from None

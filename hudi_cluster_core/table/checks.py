@@ -84,7 +84,7 @@ def check_writable(table: HudiTable) -> None:
     Only local disk is probed (``access(2)`` with the real user, which also reports a read-only mount); on other
     schemes permissions live in the store, and the first write's error is reported instead."""
     storage = table.storage
-    if storage.scheme != "file":
+    if not storage.capabilities.local_files:
         return
     for directory in dict.fromkeys((storage.join(".hoodie"), table.timeline.directory)):
         if os.path.isdir(directory) and not os.access(directory, os.W_OK | os.X_OK):

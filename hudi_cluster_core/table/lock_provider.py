@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..errors import ConfigError
+from ..io import registry
 from ..io.storage import Storage
 from .storage_lock import StorageLock
 
@@ -145,16 +146,36 @@ def lock_file_for(storage: Storage, props: Mapping[str, str] | None) -> TableLoc
     if provider != FILE_SYSTEM:
         raise ConfigError(f"{PROVIDER_KEY}={provider}: this lock provider can't be used here; accepted: "
                           f"{', '.join(SUPPORTED)} (or none)")  # fmt: skip
+    if not storage.capabilities.exclusive_create:
+        raise ConfigError(f"{PROVIDER_KEY}={FILE_SYSTEM}: its lock file is created exclusively, which "
+                          f"{storage.store_name} cannot do; use {STORAGE_BASED}")  # fmt: skip
     directory = storage.strip_scheme((props.get("hoodie.write.lock.filesystem.path") or "").strip()) or storage.join(".hoodie")
     expire = _whole_number(props, "hoodie.write.lock.filesystem.expire", "0", "whole minutes >= 0", minimum=0)
     return LockFile(directory.rstrip("/") + "/lock", expire)
 
 
+def check_commit_safety(storage: Storage, lock: TableLock | None) -> None:
+    """Before a run writes anything: refuse, in one line, a store on which two writers could both commit (it cannot
+    create a file exclusively, or its server ignores the condition), unless a lock provider excludes the other
+    writers. A lock kept on such a server with the same conditional requests would be no safer: refused too."""
+    gap = storage.commit_gap()
+    if gap is None:
+        return
+    if storage.capabilities.exclusive_create:  # capable on paper, but the server ignores the condition
+        raise storage.commit_refusal(gap, "use a server that honours If-None-Match (a lock kept on this one with "
+                                          "conditional requests would be no safer)")  # fmt: skip
+    if lock is None:
+        fix = (f"set {PROVIDER_KEY}={STORAGE_BASED} to commit under its lock" if storage.capabilities.put_if_match
+               else f"no lock provider of ours works on it either ({', '.join(SUPPORTED[:2])} need conditional writes)")  # fmt: skip
+        raise storage.commit_refusal(gap, fix)
+
+
 def _storage_lock(storage: Storage, props: Mapping[str, str]) -> StorageLock:
     """Hudi's StorageBasedLockConfig rules: both durations whole seconds > 0, validity >= 10 x renewal."""
-    if not storage.is_object_store:
-        raise ConfigError(f"{PROVIDER_KEY}={STORAGE_BASED}: needs a table on s3:// or s3a:// (Apache Hudi has no "
-                          f"storage lock client for '{storage.scheme}' either); for {storage.base_uri} use "
+    if not storage.capabilities.put_if_match:
+        raise ConfigError(f"{PROVIDER_KEY}={STORAGE_BASED}: needs a store with conditional updates (If-Match on an "
+                          f"ETag): a table on {registry.schemes_that_can('put_if_match')} ({storage.store_name} has "
+                          f"none, and Apache Hudi no storage lock client for it); for {storage.base_uri} use "
                           f"{FILE_SYSTEM}")  # fmt: skip
     validity = _whole_number(props, VALIDITY_KEY, "300", "whole seconds >= 1", minimum=1)
     renew_key = RENEW_KEY if props.get(RENEW_KEY) or not props.get(RENEW_ALIAS) else RENEW_ALIAS

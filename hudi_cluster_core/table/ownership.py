@@ -52,7 +52,7 @@ _WARNED: set[str] = set()  # object-store tables whose missing cross-process loc
 @contextlib.contextmanager
 def timeline_lock(storage: Storage, wait_ms: int = 60000) -> Iterator[None]:
     """Hold the table's timeline lock for the body of the ``with``; re-entrant within one process."""
-    if storage.scheme != "file":
+    if not storage.capabilities.local_files:  # no flock on an object store
         with _object_store_lock(storage, wait_ms):
             yield
         return
@@ -135,7 +135,8 @@ def _hudi_lock(storage: Storage, deadline: float, wait_ms: int) -> Iterator[None
                               "(hoodie.write.lock.wait_time_ms); nothing was changed")  # fmt: skip
         time.sleep(0.1)
     try:
-        yield
+        with storage.cross_process_lock():  # every other writer takes this lock too: conditional writes may relax
+            yield
     finally:
         lock.release(storage, token)
 

@@ -13,8 +13,8 @@ written only with conditional requests, as a lease its holder renews (format not
 * Releasing it: write ``expired: true`` with ``If-Match``. A holder that dies leaves a lease that others take over
   once it runs out.
 
-Hudi ships the S3 (``s3``, ``s3a``) and GCS (``gs``) clients only; on other schemes its provider refuses to start,
-and so does ours (``lock_provider.lock_for``).
+It works on any store whose backend can ``put_if_match`` (``io.store.Capabilities``); on others Apache Hudi's
+provider has no client and refuses to start, and so does ours (``lock_provider.lock_file_for``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from ..io.s3_put import get_with_etag, put_conditional
 from ..io.storage import Storage
 
 log = logging.getLogger(__name__)
@@ -77,15 +76,10 @@ class StorageLock:
         self.renew_secs = renew_secs
         self._leases: dict[str, _Lease] = {}  # our token -> the lease it holds
 
-    def _split(self) -> tuple[str, str]:
-        bucket, _, key = self.path.partition("/")
-        return bucket, key
-
     def read(self, storage: Storage) -> LockState | None:
         """The lock object now, or None when there is none (or it is not Hudi's JSON: then it is overwritten
         only through its ETag, like an expired one)."""
-        assert storage.s3 is not None
-        found = get_with_etag(storage.s3, *self._split())
+        found = storage.read_versioned(self.path)
         if found is None:
             return None
         body, etag = found
@@ -99,14 +93,13 @@ class StorageLock:
     def try_acquire(self, storage: Storage, token: str) -> bool:
         """One attempt: True when this token now holds the lock (and its renewal runs), False while someone else
         holds it or another taker won the race."""
-        assert storage.s3 is not None
         current = self.read(storage)
         if current is not None and current.held_by_someone():
             return False
         owner = str(uuid.uuid4())
         valid_until = now_ms() + self.validity_secs * 1000
-        etag = put_conditional(storage.s3, *self._split(), lock_body(False, valid_until, owner),
-                               if_match=None if current is None else current.etag)  # fmt: skip
+        etag = storage.put_if_match(self.path, lock_body(False, valid_until, owner),
+                                    None if current is None else current.etag)  # fmt: skip
         if etag is None:
             return False
         if current is not None and not current.expired:  # not released: its holder's lease ran out
@@ -127,13 +120,11 @@ class StorageLock:
                 log.warning("%s: lock lease not renewed: %s", storage.qualified(self.path), exc)
 
     def _renew(self, storage: Storage, lease: _Lease) -> bool:
-        assert storage.s3 is not None
         with lease.guard:
             if lease.stop.is_set():
                 return False
             valid_until = now_ms() + self.validity_secs * 1000
-            etag = put_conditional(storage.s3, *self._split(), lock_body(False, valid_until, lease.owner),
-                                   if_match=lease.etag)  # fmt: skip
+            etag = storage.put_if_match(self.path, lock_body(False, valid_until, lease.owner), lease.etag)
             if etag is None:
                 lease.lost = True
                 log.error("%s: our lock lease was taken over by another owner; stopping its renewal",
@@ -147,14 +138,12 @@ class StorageLock:
         lease = self._leases.pop(token, None)
         if lease is None:
             return
-        assert storage.s3 is not None
         lease.stop.set()
         with lease.guard:
             if lease.lost:
                 return
             try:
-                released = put_conditional(storage.s3, *self._split(),
-                                           lock_body(True, lease.valid_until_ms, lease.owner), if_match=lease.etag)  # fmt: skip
+                released = storage.put_if_match(self.path, lock_body(True, lease.valid_until_ms, lease.owner), lease.etag)
             except OSError as exc:  # not fatal: the lease runs out at validUntil, then others take it over
                 log.warning("%s: lock not released (%s); it expires at its validUntil", storage.qualified(self.path), exc)
                 return

@@ -180,7 +180,7 @@ def check_execution_strategy(strategy, case: ExecutionInput, *, group_metadata=N
     inputs = {p for s in task.group.slices for p in (s.base_file, *s.log_files) if p}
     files, data_sizes = [], []
     for stat in stats:
-        path = storage.strip_scheme(stat["path"]) if "://" in stat["path"] or stat["path"].startswith("file:") else stat["path"]
+        path = storage.strip_scheme(stat["path"])
         if not path.startswith("/"):
             path = storage.join(path)
         if posixpath.dirname(path).rstrip("/") != partition_dir.rstrip("/"):

@@ -14,7 +14,6 @@ import zlib
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,7 +21,7 @@ import pyarrow.compute as pc
 from .. import javaprops
 from ..errors import ConfigError
 from .base_file import ParquetOptions, WriteContext, write_base_file
-from ..io.storage import Storage
+from ..io.storage import Storage, open_storage
 from ..table import HudiTable, load_table
 from ..table.naming import make_write_token
 from ..table.properties import PROPERTIES_FILE
@@ -31,10 +30,7 @@ from .instant import complete_commit, writing
 
 
 def storage_for(base_path: str | Path) -> Storage:
-    uri = str(base_path)
-    if not urlparse(uri).scheme:
-        uri = str(Path(uri).expanduser().resolve())
-    return Storage(uri)
+    return open_storage(base_path)
 
 
 def create_table(

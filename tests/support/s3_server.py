@@ -15,6 +15,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -161,3 +162,63 @@ class S3Server:
         """The same settings as the standard AWS environment variables."""
         return {"AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
                 "AWS_REGION": REGION}  # fmt: skip
+
+
+class ConditionsIgnoringProxy:
+    """An S3 endpoint on loopback that forwards every request to ``target`` (a moto server without ``auth``) minus
+    its ``If-None-Match`` and ``If-Match`` headers: a server without conditional writes that does not say so, on
+    which a second "create" of a name silently overwrites it."""
+
+    DROPPED = ("if-none-match", "if-match")
+
+    def __init__(self, target: str):
+        from http.server import ThreadingHTTPServer
+
+        self.target = target
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.dropped = 0
+
+    def _handler(self):
+        import http.client
+        from http.server import BaseHTTPRequestHandler
+        from urllib.parse import urlsplit
+
+        owner, upstream_at = self, urlsplit(self.target)
+
+        class Forward(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def _forward(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in owner.DROPPED}
+                owner.dropped += len(self.headers) - len(headers)
+                upstream = http.client.HTTPConnection(upstream_at.hostname, upstream_at.port, timeout=30)
+                try:
+                    upstream.request(self.command, self.path, body=body or None, headers=headers)
+                    answer = upstream.getresponse()
+                    data = answer.read()
+                finally:
+                    upstream.close()
+                self.send_response(answer.status)
+                for name, value in answer.getheaders():
+                    if name.lower() not in ("content-length", "transfer-encoding", "connection", "server", "date"):
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward
+
+        return Forward
+
+    def __enter__(self) -> "ConditionsIgnoringProxy":
+        threading.Thread(target=self.server.serve_forever, name="ignoring-proxy", daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,10 +1,11 @@
 """S3 settings: resolved once on the driver, from the job's keys, the AWS environment and the AWS profile files.
 
 Every reader and writer of a table on ``s3://``/``s3a://`` must use the same endpoint, region and credentials:
-our driver (pyarrow), our Spark tasks (pyarrow, and hudi-rs for MOR slices) and Apache Hudi itself (Hadoop's
+our driver and Spark tasks (obstore), hudi-rs inside the tasks (MOR slices) and Apache Hudi itself (Hadoop's
 S3A). So the settings are resolved here into one explicit map of Hadoop ``fs.s3a.*`` keys, which travels with
 the :class:`~hudi_cluster_core.io.storage.Storage` to the executors (environment variables and profile files
-there may differ from the driver's), and is translated for each client.
+there may differ from the driver's), marked :data:`RESOLVED` so that nothing is looked up again there, and is
+translated for each client. Credentials without static keys come from botocore's chain (:mod:`.s3_credentials`).
 
 Precedence, highest first, as Hadoop's S3A and the AWS SDKs have it: the job's keys (``fs.s3a.*``, also given
 as ``spark.hadoop.fs.s3a.*``, and Hudi's ``hoodie.aws.*`` credentials), then ``AWS_*`` environment variables,
@@ -14,16 +15,16 @@ then the profile (``AWS_PROFILE`` or ``default``) in ``~/.aws/credentials`` and 
 from __future__ import annotations
 
 import configparser
+import datetime as dt
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
-from urllib.parse import urlparse
+from typing import TYPE_CHECKING, Mapping
 
-from ..errors import ConfigError, StorageError
+from ..errors import ConfigError
 
-OBJECT_STORE_SCHEMES = ("s3", "s3a")
-SUPPORTED = "local paths, file:, s3://, s3a://"
+if TYPE_CHECKING:
+    from obstore.store import ClientConfig, RetryConfig, S3Config
 
 ENDPOINT = "fs.s3a.endpoint"
 REGION = "fs.s3a.endpoint.region"
@@ -42,14 +43,12 @@ HOODIE_ALIASES = {ACCESS_KEY: "hoodie.aws.access.key", SECRET_KEY: "hoodie.aws.s
                   SESSION_TOKEN: "hoodie.aws.session.token"}  # fmt: skip
 # Ours, not Hadoop's: Hadoop's 200 s request timeout would leave a dead endpoint hanging for minutes
 DEFAULTS = {CONNECT_TIMEOUT_MS: "5000", REQUEST_TIMEOUT_MS: "30000", ATTEMPTS: "3", SSL: "true"}
-
-
-def is_object_store(scheme: str) -> bool:
-    return scheme in OBJECT_STORE_SCHEMES
-
-
-def unsupported_scheme(uri: str, scheme: str) -> StorageError:
-    return StorageError(f"{uri}: storage scheme '{scheme}://' is not supported; supported: {SUPPORTED}")
+# Ours, in a shipped map only: it was resolved on the driver (nothing is looked up again), and where the
+# credentials came from when no static keys were given (botocore's name for the source) and when they expire
+RESOLVED = "hudi.cluster.storage.resolved"
+CREDENTIAL_SOURCE = "hudi.cluster.s3.credentials.source"
+CREDENTIAL_EXPIRY = "hudi.cluster.s3.credentials.expiry"  # epoch seconds
+SHIPPED_ONLY = (RESOLVED, CREDENTIAL_SOURCE, CREDENTIAL_EXPIRY)
 
 
 def _bool(key: str, value: str) -> bool:
@@ -89,8 +88,10 @@ def _profile(environ: Mapping[str, str]) -> dict[str, str]:
 
 def resolve(conf: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The explicit ``fs.s3a.*`` map for ``conf`` (job keys) on this machine; validated, defaults filled in."""
-    env = os.environ if environ is None else environ
     given = {k.removeprefix("spark.hadoop."): str(v).strip() for k, v in conf.items()}
+    if given.get(RESOLVED) == "true":  # shipped from the driver: exactly these settings, nothing from here
+        return {k: v for k, v in given.items() if k in STORAGE_KEYS or k in SHIPPED_ONLY}
+    env = os.environ if environ is None else environ
     profile = _profile(env)
     sources: dict[str, tuple[str | None, ...]] = {
         ENDPOINT: (env.get("AWS_ENDPOINT_URL_S3"), env.get("AWS_ENDPOINT_URL"), profile.get("endpoint_url")),
@@ -140,21 +141,35 @@ class S3Settings:
     def describe_endpoint(self) -> str:
         return self.endpoint_url or f"AWS S3 ({self.region})"
 
-    def pyarrow_filesystem(self):
-        import pyarrow.fs as pafs
-
+    def obstore_config(self, bucket: str) -> "S3Config":
+        """``S3Store`` settings for ``bucket``, every one explicit: obstore would otherwise take the process's own
+        ``AWS_*`` variables, which on an executor may differ from the driver's. On AWS's own endpoint requests are
+        virtual-hosted, as its SDKs make them (object_store then wants the bucket in the endpoint), except for a
+        bucket with dots, which AWS's wildcard certificate does not cover."""
         url = self.endpoint_url
-        parsed = urlparse(url) if url else None
-        path_style = self.options.get(PATH_STYLE)
-        return pafs.S3FileSystem(
-            access_key=self.options.get(ACCESS_KEY), secret_key=self.options.get(SECRET_KEY),
-            session_token=self.options.get(SESSION_TOKEN), region=self.region,
-            endpoint_override=parsed.netloc if parsed else None, scheme=parsed.scheme if parsed else "https",
-            connect_timeout=int(self.options[CONNECT_TIMEOUT_MS]) / 1000,
-            request_timeout=int(self.options[REQUEST_TIMEOUT_MS]) / 1000,
-            retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=int(self.options[ATTEMPTS])),
-            force_virtual_addressing=bool(url) and path_style == "false",
-        )  # fmt: skip
+        if url is None and "." in bucket:
+            return {"region": self.region, "endpoint": f"https://s3.{self.region}.amazonaws.com",
+                    "virtual_hosted_style_request": False}  # fmt: skip
+        if url is None:
+            return {"region": self.region, "endpoint": f"https://{bucket}.s3.{self.region}.amazonaws.com",
+                    "virtual_hosted_style_request": True}  # fmt: skip
+        virtual = self.options.get(PATH_STYLE) == "false"
+        if virtual:
+            scheme, _, host = url.partition("://")
+            url = f"{scheme}://{bucket}.{host}"
+        return {"region": self.region, "endpoint": url, "virtual_hosted_style_request": virtual}
+
+    def client_options(self) -> "ClientConfig":
+        url = self.endpoint_url or ""
+        return {"allow_http": url.startswith("http://"), "connect_timeout": f"{self.options[CONNECT_TIMEOUT_MS]}ms",
+                "timeout": f"{self.options[REQUEST_TIMEOUT_MS]}ms"}  # fmt: skip
+
+    def retry_config(self) -> "RetryConfig":
+        """``fs.s3a.attempts.maximum`` attempts, within that many request timeouts plus back-off: a silent endpoint
+        fails in bounded time (object_store's own default keeps retrying for 3 minutes)."""
+        attempts = int(self.options[ATTEMPTS])
+        budget_ms = attempts * (int(self.options[REQUEST_TIMEOUT_MS]) + int(self.options[CONNECT_TIMEOUT_MS])) + 2000
+        return {"max_retries": attempts - 1, "retry_timeout": dt.timedelta(milliseconds=budget_ms)}
 
     def hudi_rs_options(self) -> dict[str, str]:
         """hudi-rs (object_store) storage options; explicit, so its own environment lookup cannot disagree."""
@@ -174,7 +189,7 @@ class S3Settings:
 
     def hadoop_options(self) -> dict[str, str]:
         """The same settings for Hadoop's S3A (Apache Hudi, Spark): ``spark.hadoop.`` + these keys."""
-        out = dict(self.options)
+        out = {k: v for k, v in self.options.items() if k not in SHIPPED_ONLY}
         out[REGION] = self.region
         if self.endpoint_url:
             out[ENDPOINT] = self.endpoint_url
