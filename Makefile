@@ -19,6 +19,7 @@ soak: setup
 		$(PY) -m pytest -q tests/test_crash_campaign.py tests/test_races.py
 	HUDI_SOAK_SECONDS=$${HUDI_SOAK_SECONDS:-600} HUDI_SOAK_STRATEGIES=$${HUDI_SOAK_STRATEGIES:-allow,reject,duplicate} \
 		$(PY) -m pytest -q -s tests/test_soak.py
+	HUDI_CLUSTER_FUZZ_EXAMPLES=$${HUDI_CLUSTER_FUZZ_EXAMPLES:-10000} $(PY) -m pytest -q tests/test_fuzz_*.py
 
 bench: setup
 	$(PY) bench/run_all.py
