@@ -93,6 +93,8 @@ def read_blocks(data: bytes, source: str = "log file", *, skip_corrupt: bool = F
     for raw in read_log_blocks(data, source, skip_corrupt=skip_corrupt):
         if raw.version != LOG_FORMAT_VERSION:
             raise LogFormatError(f"{source}: log format version {raw.version} at byte {raw.offset} (1 is read)")
+        if raw.type not in BlockType._value2member_map_:
+            raise LogFormatError(f"{source}: log block type {raw.type} at byte {raw.offset}; known: 0-6")
         blocks.append(LogBlock(BlockType(raw.type), _known(raw.header), raw.content(data), _known(raw.footer)))
     return blocks
 
