@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
+from . import interrupts
 from .errors import ConfigError, HudiClusterError, Interrupted, PlanError, RunFailed, WriteConflict
 from .plan.avro_plan import StoredPlan, read_plan
 from .plan.schedule import schedule
@@ -292,7 +293,7 @@ def _roll_back_failed(table, instant_time, heartbeat, ownership, failure: BaseEx
         except BaseException as exc:  # noqa: BLE001 - say so; the next run recovers it
             log.debug("rollback of %s failed", instant_time, exc_info=True)
             done = f"clustering {instant_time} not rolled back ({exc}); the next run will"
-    if isinstance(failure, KeyboardInterrupt):
+    if isinstance(failure, KeyboardInterrupt) or interrupts.requested():  # a JVM killed by the same signal too
         raise Interrupted(f"interrupted: {done}") from None
     if isinstance(failure, HudiClusterError):
         error = type(failure)(f"{failure}; {done}")

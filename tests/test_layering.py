@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 # A module may import modules of its own rank or below, never above.
 FOUNDATION, TABLE, WRITE, PLAN, RUN, COMMIT, DRIVER, ENTRY = range(8)
 RANKS = {
-    "errors": FOUNDATION, "failpoints": FOUNDATION, "javaprops": FOUNDATION, "config_keys": FOUNDATION,
+    "errors": FOUNDATION, "failpoints": FOUNDATION, "interrupts": FOUNDATION, "javaprops": FOUNDATION, "config_keys": FOUNDATION,
     "config": FOUNDATION, "params": FOUNDATION, "hookspecs": FOUNDATION, "avro": FOUNDATION, "io": FOUNDATION,
     "keys": FOUNDATION, "layout": FOUNDATION,
     "plugins": PLAN,  # discovery and the one way hooks are called; a missing plan hook falls back to plan.defaults
