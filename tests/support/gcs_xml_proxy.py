@@ -8,6 +8,9 @@ it makes as the JSON API's equivalents on the server: a ``PUT`` becomes a media 
 ``ifGenerationMatch`` (so the precondition is still the server's, 412 when it fails), a copy a ``copyTo``, and a
 multipart upload is gathered here and uploaded once when completed. Answers carry what GCS's XML API answers
 with (``ETag``, ``x-goog-generation``, the multipart XML bodies), which object_store reads.
+
+``GCSXmlProxy(upstream, drop_conditions=True)`` is a server that ignores ``x-goog-if-generation-match`` without
+saying so: a second "create" of one name overwrites it (what fail-closed must catch).
 """
 
 from __future__ import annotations
@@ -23,13 +26,16 @@ PASSED_ON = ("content-length", "transfer-encoding", "connection", "server", "dat
 
 
 class GCSXmlProxy:
-    def __init__(self, upstream: str):
+    def __init__(self, upstream: str, *, drop_conditions: bool = False):
         self.upstream = urlsplit(upstream)
+        self.drop_conditions = drop_conditions
+        self.dropped = 0
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.uploads: dict[str, dict[int, bytes]] = {}  # multipart upload id -> part number -> bytes
         self.requests: list[tuple[str, str]] = []  # (method, path) of every request, for tests
+        self.authorizations: set[str] = set()  # the Authorization headers seen ("Bearer <token>"), for tests
         self._guard = threading.Lock()
 
     def __enter__(self) -> "GCSXmlProxy":
@@ -92,6 +98,8 @@ class GCSXmlProxy:
             def _forward(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 owner.requests.append((self.command, self.path))
+                if self.headers.get("Authorization"):
+                    owner.authorizations.add(self.headers["Authorization"])
                 bucket, key, query = self._object()
                 if key and self.command in ("PUT", "POST") and not self.path.startswith(("/upload/", "/storage/")):
                     return self._answer(*self._write(bucket, key, query, body))
@@ -104,6 +112,9 @@ class GCSXmlProxy:
 
             def _write(self, bucket: str, key: str, query: dict[str, list[str]], body: bytes):
                 match = self.headers.get("x-goog-if-generation-match")
+                if match is not None and owner.drop_conditions:
+                    owner.dropped += 1
+                    match = None
                 if self.command == "POST" and "uploads" in query:
                     upload = uuid.uuid4().hex
                     with owner._guard:
