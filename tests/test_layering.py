@@ -142,7 +142,8 @@ def test_removed_pass_throughs_stay_removed():
 # Issue 20: only the storage backends and the scheme table name a store; everything else asks ``Storage`` (its
 # capabilities, ``same_store``, ``qualified``...). A string naming a scheme (``s3a://``, ``"file"``, ``file:``) or a
 # store's own keys (``fs.s3a.*``, ``hoodie.aws.*``, ``AWS_*``) anywhere else is a scheme check in disguise.
-SCHEME_HOMES = ("io.registry", "io.local_store", "io.s3_store", "io.s3_settings", "io.s3_credentials")
+SCHEME_HOMES = ("io.registry", "io.local_store", "io.s3_store", "io.s3_settings", "io.s3_credentials", "io.gcs_store",
+                "io.gcs_settings", "io.gcs_credentials", "io.azure_store", "io.azure_settings")  # fmt: skip
 _SCHEMES = r"s3[an]?|gs|gcs|file|hdfs|viewfs|abfss?|wasbs?|adls?|az|oss|cosn?"
 SCHEME_LITERAL = re.compile(rf"(?i)(?<![\w.-])({_SCHEMES}):(/|$)|fs\.s3a\.|hoodie\.aws\.|\bAWS_[A-Z]")
 SCHEME_NAME = re.compile(rf"(?i)({_SCHEMES})")
@@ -182,7 +183,8 @@ def test_no_module_outside_the_storage_backends_names_a_scheme():
 def test_storage_backends_are_only_reached_through_the_seam():
     """Above ``io/`` nothing imports a backend: the registry picks it (by name, on first use), ``io.storage``
     holds it; the interface (``io.store``) knows neither the facade, the table nor any backend."""
-    backends = {"io.local_store", "io.s3_store", "io.s3_settings", "io.s3_credentials", "io.obstore_fs"}
+    backends = {"io.local_store", "io.s3_store", "io.s3_settings", "io.s3_credentials", "io.obstore_fs", "io.bucket_store",
+                *SCHEME_HOMES[5:]}  # fmt: skip
     for module, targets in GRAPH.items():
         if not module.startswith("io."):
             assert not targets & backends, f"{module} imports a storage backend: {sorted(targets & backends)}"

@@ -82,6 +82,10 @@ class Storage:
     def hadoop_options(self) -> dict[str, str]:
         return self.backend.hadoop_options()
 
+    def hudi_rs_uri(self) -> str:
+        """The table's base URI as hudi-rs takes it (with :meth:`hudi_rs_options`)."""
+        return self.backend.hudi_rs_uri(self.base_uri)
+
     def at(self, base_uri: str) -> "Storage":
         """Storage for another base path on the same store, with the same settings (the metadata table)."""
         return Storage(base_uri, self.options)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 import posixpath
-from urllib.parse import urlparse
 
 from ..errors import PlanError
+from ..io import registry
 from ..io.storage import FileEntry
 from ..table import HudiTable
 from ..table.naming import parse_base_file, parse_log_file
@@ -93,7 +93,7 @@ class _Checker:
     def _same_filesystem(self, uri: str) -> bool:
         """A scheme-less path, or a URI of the table's store and authority (``file:/a`` and ``file:///a`` are the
         same; so are two schemes of one store, ``s3://`` and ``s3a://``)."""
-        return not urlparse(uri).scheme or self.storage.same_store(uri)
+        return not registry.scheme_of(uri) or self.storage.same_store(uri)
 
 
 def validate_plan(table: HudiTable, plan: StoredPlan, source: str) -> None:

@@ -227,7 +227,8 @@ def _target_schema(task: GroupTask, size: GroupSize) -> pa.Schema:
     if any(s.log_files for s in task.group.slices) or not schemas:
         from hudi import HudiTable as RsTable
 
-        schemas.append(RsTable(task.base_uri).get_schema_with_meta_fields())
+        storage = task.storage  # hudi-rs reaches the store with the settings shipped to the task, as the reader does
+        schemas.append(RsTable(storage.hudi_rs_uri(), storage.hudi_rs_options()).get_schema_with_meta_fields())
     schema = pa.unify_schemas(schemas, promote_options="permissive").remove_metadata()
     missing = [c for c in META_COLUMNS if c not in schema.names]
     if missing:
