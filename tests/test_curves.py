@@ -127,7 +127,7 @@ def hexes(words) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Byte mapping per type (format doc section 11 table)
+# Byte mapping per type (docs/format.md#space-filling-curves, the table)
 
 
 def test_doc_examples():

@@ -1,7 +1,7 @@
 """Sort orders of Hudi's layout optimisation: linear, and space-curve keys (DIRECT build method) byte for byte.
 
-Facts (format doc section 11; Hudi `SpaceCurveSortingHelper`, `BinaryUtil`, `HilbertCurveUtils`; davidmoten
-`HilbertCurve`):
+Facts (docs/format.md#space-filling-curves; Hudi `SpaceCurveSortingHelper`, `BinaryUtil`, `HilbertCurveUtils`;
+davidmoten `HilbertCurve`):
 
 * z-order: every sort column becomes 8 bytes (`mapColumnValueTo8Bytes`), `BinaryUtil.interleaving` takes the
   MSB of every column, then the next bit, ...; rows sort by the `8 * ncols` bytes, unsigned lexicographic.

@@ -5,11 +5,11 @@ Everything above ``io/`` reaches files through :class:`~hudi_cluster_core.io.sto
 class and states its :class:`Capabilities`. Paths are the backend's own: an absolute path on local disk,
 ``bucket/key`` on an object store (what pyarrow's filesystems call a path), never with a scheme.
 
-The timeline needs two conditional writes (format notes 3.4, 15.4): *create exclusive* (a requested plan, a
-completed instant: of two writers exactly one succeeds, the other is told) and *put if match* (Hudi's storage
-lock: replace an object only while it is still the version read, by ETag or generation). A store that cannot do
-one says so in its capabilities; the core then refuses to commit unless a lock provider excludes other writers
-(``table.lock_provider.check_commit_safety``), instead of falling back to "check, then write".
+The timeline needs two conditional writes (docs/format.md#commit-point-and-atomicity, #storage-based-lock): *create
+exclusive* (a requested plan, a completed instant: of two writers exactly one succeeds, the other is told) and *put if
+match* (Hudi's storage lock: replace an object only while it is still the version read, by ETag or generation). A store
+that cannot do one says so in its capabilities; the core then refuses to commit unless a lock provider excludes other
+writers (``table.lock_provider.check_commit_safety``), instead of falling back to "check, then write".
 """
 
 from __future__ import annotations

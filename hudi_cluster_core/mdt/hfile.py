@@ -1,6 +1,6 @@
 """HFile, the key-sorted file format of the metadata table's data blocks, as Apache Hudi 1.1.1's ``hudi-io`` reads it.
 
-Layout (format notes section 14.3; checked byte for byte against the HFile inside an MDT log block Hudi 1.1.1
+Layout (docs/format.md#hfile-layout; checked byte for byte against the HFile inside an MDT log block Hudi 1.1.1
 wrote in fixture ``cow_v9_txns_simple_overwrite``, see ``tests/test_mdt_hfile.py``), all integers big-endian:
 
 * data blocks, then the root data index, the (empty) meta index, the file info, and a 4,096-byte trailer;

@@ -3,8 +3,9 @@
 A plan is data from disk, written by us, by Apache Hudi or by anyone who can write ``.hoodie/``. Executing it
 reads every file it names and writes output and markers under every partition it names, so a path that leaves
 the table would import another table's rows or write outside the table. Every path in a plan must therefore
-name a file of a file group of an existing partition, directly in that partition's directory (format notes
-section 4: ``<partition>/<fileId>_<writeToken>_<instant>.<ext>`` and ``<partition>/.<fileId>_<instant>.log.<n>_<token>``).
+name a file of a file group of an existing partition, directly in that partition's directory (see
+docs/format.md#file-names: ``<partition>/<fileId>_<writeToken>_<instant>.<ext>`` and
+``<partition>/.<fileId>_<instant>.log.<n>_<token>``).
 """
 
 from __future__ import annotations

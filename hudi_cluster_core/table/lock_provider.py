@@ -1,7 +1,7 @@
 """Apache Hudi's table lock, so that Hudi writers using optimistic concurrency control and we exclude each other.
 
 Our own timeline lock (``ownership.timeline_lock``, a ``flock``) only excludes hudi-cluster runs. Hudi writers take
-the lock their ``hoodie.write.lock.provider`` names, around scheduling and around each commit (format notes 15.4);
+the lock their ``hoodie.write.lock.provider`` names, around scheduling and around each commit (docs/format.md#locks);
 when the user configures one, every timeline transition of ours takes it too, inside our own lock.
 
 Supported providers:

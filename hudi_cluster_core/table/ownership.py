@@ -1,7 +1,7 @@
 """Who may change a clustering instant: a short timeline lock, and a heartbeat per running instant.
 
 Two of our runs on one table must never commit the same instant, execute one instant twice, or roll back an
-instant another live run is executing. Two mechanisms, as Apache Hudi has them (format notes 15.3, 15.4):
+instant another live run is executing. Two mechanisms, as Apache Hudi has them (docs/format.md#heartbeats, #locks):
 
 * :func:`timeline_lock`: a short critical section around every timeline transition (schedule, claim, commit,
   rollback), so that "look at the timeline, then write" is one step. On local disk it is an advisory ``flock`` on
