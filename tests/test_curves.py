@@ -359,7 +359,7 @@ def test_layout_names():
     for bad in ("spiral", "Z_ORDER", "z order", ""):  # the spellings hoodie.layout.optimize.strategy rejects
         with pytest.raises(ValueError, match="accepted: LINEAR, ZORDER, HILBERT"):
             curve_sort_indices(table, ["a", "b"], bad)
-    with pytest.raises(KeyError):
+    with pytest.raises(PlanError, match="sort.columns=a,nope: nope not in the table; columns: a, b"):
         curve_sort_indices(table, ["a", "nope"], "hilbert")
 
 

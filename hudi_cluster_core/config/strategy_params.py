@@ -15,16 +15,10 @@ from typing import Annotated, Any
 import pydantic
 from pydantic import BaseModel, ConfigDict
 
-from .config_keys import Key
-from .errors import ConfigError
+from ..errors import ConfigError
+from .catalogue import Key, Kind, join_problems
 
 PLUGIN_KEYS: dict[str, str] = {}  # Hudi key -> StrategyParams subclass declaring it
-
-
-def join_problems(problems: list[str]) -> str:
-    if len(problems) == 1:
-        return problems[0]
-    return f"{len(problems)} configuration problems:\n" + "\n".join(f"  {p}" for p in problems)
 
 
 def strategy_params(strategy: Any, raw: Mapping[str, Any]) -> "StrategyParams | None":
@@ -110,7 +104,8 @@ def _coerce(annotation: Any, value: Any) -> Any:
     base = _base_type(annotation)
     if not isinstance(value, str) or base not in (bool, int, float):
         return value
-    kind = {bool: "bool", int: "long", float: "double"}[base]
+    kinds: dict[Any, Kind] = {bool: "bool", int: "long", float: "double"}
+    kind = kinds[base]
     spec = Key("param", "param", kind, None, "", lo=float("-inf") if kind == "long" else None,
                hi=float("inf") if kind == "long" else None)  # fmt: skip
     return spec.parse(value)
