@@ -342,9 +342,9 @@ def _configure_logging(verbose: bool) -> None:
 
 
 def _quiet_py4j(record: logging.LogRecord) -> bool:
-    """Py4J logs "Exception while sending command" with a traceback on the root logger at INFO when the JVM dies,
-    which it does of the same Ctrl-C or SIGTERM as ours: the run says that in one line."""
-    return record.levelno >= logging.WARNING or "py4j" not in record.pathname
+    """Py4J logs "Exception while sending command" with a traceback on the root logger (at INFO or ERROR) when the
+    JVM goes away, as it does of the same Ctrl-C or SIGTERM as ours: the run says what happened in one line."""
+    return "py4j" not in record.pathname
 
 
 def _is_permission_problem(exc: OSError) -> bool:
