@@ -22,7 +22,8 @@ from ..table.metadata_table import (
     FILES_PARTITION, drop_metadata_partitions, drop_metadata_table, has_metadata_table, metadata_partitions,
 )  # fmt: skip
 from . import deltacommit as mdt_deltacommit
-from .partitions import BUILDERS, REQUIRES, CommitFiles, maintained, why_not_maintained
+from .commit_files import CommitFiles
+from .partitions import BUILDERS, REQUIRES, maintained, why_not_maintained
 
 log = logging.getLogger(__name__)
 

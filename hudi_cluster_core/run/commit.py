@@ -39,7 +39,7 @@ from ..plugins import call_hook
 from ..write.base_file import TEMP_DIR, marked_files
 from ..table import HudiTable, State
 from ..mdt.commit import completion_after, keep_metadata_table
-from ..mdt.partitions import CommitFiles
+from ..mdt.commit_files import CommitFiles
 from ..table.ownership import Heartbeat, timeline_lock
 from ..table.schema import schema_metadata
 from ..plan.avro_plan import StoredPlan

@@ -100,7 +100,7 @@ def load_table_config(storage: Storage) -> TableConfig:
         raise TableError(f"{path} is missing: a Hudi table keeps its configuration there")
     try:
         props = javaprops.parse(storage.read_bytes(path).decode("utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: UnicodeDecodeError, or a malformed \uXXXX escape
         raise TableError(f"{path} cannot be read as a properties file: {exc}") from None
     for key in ("hoodie.table.name", "hoodie.table.version"):
         if not props.get(key):

@@ -27,7 +27,7 @@ import pyarrow as pa
 from ..avro import encode_commit_metadata
 from ..mdt import deltacommit as mdt_deltacommit
 from ..mdt.commit import completion_after, keep_metadata_table
-from ..mdt.partitions import CommitFiles
+from ..mdt.commit_files import CommitFiles
 from ..errors import WriteConflict
 from ..failpoints import failpoint
 from ..table import FileGroupId, HudiTable
@@ -113,7 +113,7 @@ def complete_commit(
     check: "Callable[[HudiTable, str, Mapping[str, Sequence[dict]]], None] | None" = None,
 ) -> str:  # fmt: skip
     """Keep the MDT and complete ``instant``; returns the completed file's name. ``new_keys``: see
-    ``mdt.partitions.CommitFiles`` (None: every key written is new). ``check`` runs under the lock before the
+    ``mdt.commit_files.CommitFiles`` (None: every key written is new). ``check`` runs under the lock before the
     commit and raises WriteConflict to fail it (default: the rewritten file groups are unchanged); it may drop the
     stats of files it deletes."""
     stats = {partition: list(s) for partition, s in write_stats.items()}

@@ -30,9 +30,11 @@ from hudi_cluster_core.table.properties import load_table_config
 from pydantic import Field
 
 from .hashing import (
-    CHILD_NODE_KEY, PARTITION_KEY, REPLACE, SEQUENCE_NO_KEY, HashingMetadata, Node, Ring, hash_fields,
-    list_metadata_files, load_valid_metadata, nodes_from_json, read_metadata, record_hash, write_metadata,
+    REPLACE, HashingMetadata, Node, Ring, hash_fields, list_metadata_files, load_valid_metadata, read_metadata,
+    record_hash, write_metadata,
 )  # fmt: skip
+from .plan import group_children
+from .routing import bucket_file_ids
 
 log = logging.getLogger(__name__)
 _RUN = "org.apache.hudi.client.clustering.run.strategy."
@@ -48,24 +50,6 @@ class ConsistentBucketExecutionParams(SortAndSizeParams):
 
 
 # ------------------------------------------------------------------------------------------------ writing
-
-
-def group_children(group) -> tuple[str, int, list[Node]]:
-    """(partition, sequence number, child nodes) of a consistent-bucket plan group."""
-    meta = group.extra_metadata or {}
-    if CHILD_NODE_KEY not in meta:
-        raise PlanError(
-            f"group {group.index} ({group.partition}): no '{CHILD_NODE_KEY}' in its extraMetadata; the plan was not "
-            "made by a consistent bucket plan strategy"
-        )
-    try:
-        children = nodes_from_json(meta[CHILD_NODE_KEY])
-        seq_no = int(meta.get(SEQUENCE_NO_KEY, "0"))
-    except ValueError as exc:
-        raise PlanError(f"group {group.index} ({group.partition}): bad consistent bucket extraMetadata: {exc}") from None
-    if not any(c.tag == REPLACE for c in children):
-        raise PlanError(f"group {group.index} ({group.partition}): no REPLACE child node in {meta[CHILD_NODE_KEY]}")
-    return meta.get(PARTITION_KEY, group.partition), seq_no, children
 
 
 def assign_children(record_keys: list[str], children: list[Node], fields: list[str]) -> np.ndarray:
@@ -174,8 +158,6 @@ class ConsistentBucketExecutionStrategy:
 
     @hookimpl
     def bucket_file_ids(self, table, partition, record_keys, settings, after_clustering):
-        from .routing import bucket_file_ids
-
         return bucket_file_ids(table, partition, record_keys, settings, after_clustering)
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
+from hudi_cluster_core.errors import PlanError
 from hudi_cluster_core.sdk import (
     ClusteringConfig, PlannedGroup, StrategyParams, execution_strategy, hookimpl, keys, params_key, slices_by_partition,
 )  # fmt: skip
@@ -35,7 +36,7 @@ from pydantic import Field
 
 from .hashing import (
     CHILD_NODE_KEY, PARTITION_KEY, REPLACE, SEQUENCE_NO_KEY, HashingMetadata, Node, Ring, load_valid_metadata,
-    new_file_id_prefix, nodes_to_json,
+    new_file_id_prefix, nodes_from_json, nodes_to_json,
 )  # fmt: skip
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,25 @@ def bucket_limits(config: ClusteringConfig, current_buckets: int) -> tuple[int, 
 
 def _extra(partition: str, children: list[Node], seq_no: int) -> dict[str, str]:
     return {PARTITION_KEY: partition, CHILD_NODE_KEY: nodes_to_json(children), SEQUENCE_NO_KEY: str(seq_no)}
+
+
+def group_children(group) -> tuple[str, int, list[Node]]:
+    """(partition, sequence number, child nodes) of a consistent-bucket plan group: what :func:`_extra` put in its
+    ``extraMetadata``, read back by the execution and by writers routing records to the buckets after a resize."""
+    meta = group.extra_metadata or {}
+    if CHILD_NODE_KEY not in meta:
+        raise PlanError(
+            f"group {group.index} ({group.partition}): no '{CHILD_NODE_KEY}' in its extraMetadata; the plan was not "
+            "made by a consistent bucket plan strategy"
+        )
+    try:
+        children = nodes_from_json(meta[CHILD_NODE_KEY])
+        seq_no = int(meta.get(SEQUENCE_NO_KEY, "0"))
+    except ValueError as exc:
+        raise PlanError(f"group {group.index} ({group.partition}): bad consistent bucket extraMetadata: {exc}") from None
+    if not any(c.tag == REPLACE for c in children):
+        raise PlanError(f"group {group.index} ({group.partition}): no REPLACE child node in {meta[CHILD_NODE_KEY]}")
+    return meta.get(PARTITION_KEY, group.partition), seq_no, children
 
 
 def plan_partition(
