@@ -4,6 +4,7 @@ message naming the strategy, the hook and the broken invariant."""
 from __future__ import annotations
 
 import random
+import tempfile
 import time
 from dataclasses import replace
 
@@ -353,10 +354,28 @@ class WritesAFile(UpdateFault):
         return UpdateDecision("allow", frozenset(g for g in context.incoming_file_groups if g in context.pending_clustering))
 
 
+_PYARROW_SINK = tempfile.mkdtemp(prefix="kit-pyarrow-sink-")  # made here: a mkdir in the hook is audited
+
+
+class WritesThroughPyarrow(UpdateFault):
+    """Writes through pyarrow's file system only: native code, which Python's audit events never see."""
+
+    name = "writes-through-pyarrow"
+
+    @hookimpl
+    def update_decide(self, context):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({"decided": [1]}), f"{_PYARROW_SINK}/decision.parquet")
+        return UpdateDecision("allow", frozenset(g for g in context.incoming_file_groups if g in context.pending_clustering))
+
+
 UPDATE_FAULTS = [
     (RejectsNamingNothing, "reject", "a rejection names the file groups"),
     (AllowThatRejects, "allow", "allow policy"),
     (WritesAFile, "allow", "pure (writes nothing)"),
+    (WritesThroughPyarrow, "allow", "pure (writes nothing)"),
 ]
 
 
