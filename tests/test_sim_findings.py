@@ -7,6 +7,15 @@ with no heartbeat, since the heartbeat started only after ``begin_commit``. Our 
 commits with our heartbeat (one without is an Apache Hudi writer's), so the instant stayed pending for ever and
 kept its file groups out of every clustering. Now the heartbeat starts before the first instant file, as Hudi's
 writer starts it, and a failed begin is undone at once (or, if that fails too, by the next write).
+
+seed=57 (``replay 57 'w*3 c1 w c1*3 w*3 c1 w c1!freeze w*7 w!crash-after'``): a clustering run's recovery took the
+heartbeat of a writer's new instant for a leftover (its instant was not on the timeline the run had loaded before
+the writer began) and deleted it; the writer then died, and its commit stayed pending for ever, as above. Recovery
+now reads the timeline after listing the heartbeats.
+
+seed=2 (``replay 2``): a storage timeout while a writer looked at the metadata table's ``hoodie.properties``
+made it delete the whole metadata table, as if the table were unreadable. A failed storage request now fails the
+commit (and it is retried); only a metadata table that is missing or malformed is dropped.
 """
 
 from __future__ import annotations
@@ -60,6 +69,28 @@ def _append_with_failing_store(base: str, start: int, failing: str) -> subproces
                           cwd=Path(__file__).resolve().parents[1])  # fmt: skip
 
 
+def _pending_metadata_check(base: str) -> subprocess.CompletedProcess:
+    """An append in its own process whose first look at the metadata table's properties times out."""
+    script = textwrap.dedent(f"""
+        import pyarrow as pa
+        from hudi_cluster_core.io.local_store import LocalBackend
+        from hudi_cluster_core.write.append import append
+        info, failed = LocalBackend.info, []
+
+        def slow_info(self, path):
+            if path.endswith("metadata/.hoodie/hoodie.properties") and not failed:
+                failed.append(path)
+                raise TimeoutError(110, "Connection timed out", path)
+            return info(self, path)
+
+        LocalBackend.info = slow_info
+        rows = pa.table({{"id": ["k900"], "ts": pa.array([900], pa.int64()), "region": ["us"]}})
+        append({base!r}, rows, **{ARGS!r})
+    """)  # fmt: skip
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+
+
 def _pending(base: str) -> list[str]:
     return [i.file_name for i in load_table(base).timeline.pending()]
 
@@ -82,3 +113,23 @@ def test_a_begin_that_cannot_be_undone_is_undone_by_the_next_write(tmp_path):
     append(base, _rows(200), **ARGS)
     assert _pending(base) == []
     assert len(load_table(base).timeline.completed()) == 2  # the first write and the last, nothing of the failed one
+
+
+def test_a_storage_timeout_on_the_metadata_table_never_deletes_it(tmp_path):
+    from hudi_cluster_core.io.storage import Storage
+    from hudi_cluster_core.table.metadata_table import has_metadata_table, metadata_partitions
+    from hudi_cluster_core.write.append import create_table
+    from tests.sim.metadata_setup import add_metadata_table
+
+    base = str(tmp_path / "t")
+    storage = Storage(base)
+    create_table(storage, _rows(0).schema, table_name="finding", record_key="id", partition_field="region",
+                 precombine_field="ts", table_version=9)  # fmt: skip
+    add_metadata_table(storage, "finding")
+    append(base, _rows(0), **ARGS)
+    failed = _pending_metadata_check(base)
+    assert failed.returncode != 0 and "timed out" in failed.stderr, failed.stderr[-2000:]
+    assert has_metadata_table(storage) and metadata_partitions(storage) == ["files"]
+    assert _pending(base) == []  # the failed write undid itself
+    append(base, _rows(300), **ARGS)  # and the next one keeps the metadata table
+    assert has_metadata_table(storage) and len(load_table(base).timeline.completed()) == 2

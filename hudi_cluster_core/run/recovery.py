@@ -82,11 +82,16 @@ def remove_leftovers(table: HudiTable, ownership: Ownership) -> None:
     """Marker folders and heartbeats of completed instants are left only by a kill between the commit and its
     clean-up; a dead heartbeat of an instant no longer on the timeline, by a kill inside a rollback's end."""
     storage = table.storage
+    # heartbeats first, then the timeline: a writer writes its heartbeat before its instant's first file, so an
+    # instant whose heartbeat is listed here is on the timeline read after it (the table the caller loaded may
+    # be older than the heartbeat: its instant would look gone, and its heartbeat a leftover)
+    heartbeats = storage.list(storage.join(HEARTBEAT_DIR))
+    table = table.reload()
     on_timeline = {i.time: i for i in table.timeline.instants}
     for entry in storage.list(storage.join(TEMP_DIR)):
         if entry.is_dir and entry.name in on_timeline and on_timeline[entry.name].is_completed:
             storage.delete_dir(entry.path)
-    for entry in storage.list(storage.join(HEARTBEAT_DIR)):
+    for entry in heartbeats:
         instant = on_timeline.get(entry.name)
         if (instant is not None and instant.is_completed) or (instant is None and not ownership.is_live(table, entry.name)):
             storage.delete_file(entry.path)

@@ -80,6 +80,18 @@ def actors_for(plan: Plan, uri: str, heartbeat: dict[str, str]) -> list[tuple[st
     return found
 
 
+_REGISTRY: list = []
+
+
+def registry():
+    """The installed strategies, found once per process (as each real process finds them once)."""
+    if not _REGISTRY:
+        from hudi_cluster_core.plugins import default_registry
+
+        _REGISTRY.append(default_registry())
+    return _REGISTRY[0]
+
+
 def _each(attempts: list[Callable[[], object]]) -> None:
     for attempt in attempts:
         try:
@@ -94,7 +106,7 @@ def _clustering(uri: str, runs, options) -> Callable[[], None]:
     from .runtime import InProcessSpark
 
     def body() -> None:
-        _each([lambda mode=mode, retry=retry: cluster(uri, mode, options, spark=InProcessSpark(),
+        _each([lambda mode=mode, retry=retry: cluster(uri, mode, options, spark=InProcessSpark(), registry=registry(),
                                                       retry_last_failed_clustering_job=retry)
                for mode, retry in runs])  # fmt: skip
 
@@ -114,7 +126,7 @@ def _writer(uri: str, writes: tuple[Write, ...], options) -> Callable[[], None]:
             current_actor().label = write.batch
             if write.kind == "append":
                 return append(uri, write.rows(), heartbeat_ms=(1000, 2))
-            return ingest.upsert(uri, write.rows(), options, spark=InProcessSpark())
+            return ingest.upsert(uri, write.rows(), options, spark=InProcessSpark(), registry=registry())
 
         return attempt
 

@@ -138,9 +138,19 @@ def visible_rows(world: World, table: str) -> list[dict]:
                 latest[group] = (match.group(3), name)
     rows = []
     for (partition, _), (_, name) in sorted(latest.items()):
-        data = world.objects[f"{table}/{partition}/{name}"].data
-        rows.extend(pq.read_table(io.BytesIO(data), columns=["id", "val", "_hoodie_commit_time"]).to_pylist())
+        rows.extend(_rows_of(world.objects[f"{table}/{partition}/{name}"].data))
     return rows
+
+
+_DECODED: dict[bytes, list[dict]] = {}  # a base file's bytes -> its rows (the initial table's files recur)
+
+
+def _rows_of(data: bytes) -> list[dict]:
+    if data not in _DECODED:
+        if len(_DECODED) > 4096:
+            _DECODED.clear()
+        _DECODED[data] = pq.read_table(io.BytesIO(data), columns=["id", "val", "_hoodie_commit_time"]).to_pylist()
+    return _DECODED[data]
 
 
 def check_rows(world: World, table: str, expected: dict[str, int]) -> list[str]:

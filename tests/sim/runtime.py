@@ -7,6 +7,8 @@ the real ones back afterwards.
 from __future__ import annotations
 
 import contextlib
+import random
+import uuid
 import functools
 import sys
 from typing import Iterator
@@ -74,7 +76,8 @@ class _NoLock:
         return None
 
 
-def _cached_properties() -> list[functools.cached_property]:
+@functools.lru_cache(maxsize=1)
+def _cached_properties() -> tuple[functools.cached_property, ...]:
     """Every ``functools.cached_property`` of the core's classes. Before Python 3.12 each holds one lock for all
     instances while it computes: an actor that yields inside one (a listing is storage operations) would block
     every other actor reaching it, in a real lock the scheduler cannot see. One actor runs at a time here anyway."""
@@ -85,11 +88,13 @@ def _cached_properties() -> list[functools.cached_property]:
         for value in list(vars(module).values()):
             if isinstance(value, type) and value.__module__ == name:
                 found += [v for v in vars(value).values() if isinstance(v, functools.cached_property)]
-    return found
+    return tuple(found)
 
 
 @contextlib.contextmanager
-def simulated(world: store.World, clock, lock) -> Iterator[None]:
+def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterator[None]:
+    """Install the simulated parts for one schedule. ``uuid.uuid4`` (new file ids, heartbeat tokens) draws from
+    the seed as well, so that a replay in another process names (and so orders) every file the same way."""
     saved_backend = registry.BACKENDS.get(store.SCHEME)
     registry.register(store.SCHEME, "tests.sim.store:SimBackend")
     saved_clock = core_clock.use(clock)
@@ -99,12 +104,15 @@ def simulated(world: store.World, clock, lock) -> Iterator[None]:
     unlocked = [(p, p.__dict__.get("lock")) for p in _cached_properties() if "lock" in p.__dict__]
     for prop, _ in unlocked:
         prop.lock = _NoLock()
+    ids = random.Random(f"uuid:{seed}")
+    saved_uuid4, uuid.uuid4 = uuid.uuid4, lambda: uuid.UUID(int=ids.getrandbits(128), version=4)
     timeline._LAST_ISSUED.clear()  # "this process issued before": every schedule starts as a fresh process
     ownership._HELD.clear()
     try:
         yield
     finally:
         store.CURRENT[0] = store.World()
+        uuid.uuid4 = saved_uuid4
         for prop, lock in unlocked:
             prop.lock = lock
         core_execute.run_group_tasks = saved_runner

@@ -88,13 +88,21 @@ class Scheduler:
         self.back = threading.Semaphore(0)
         self.by_thread: dict[int, Actor] = {}
         self.faults = 0
+        self.in_control: Actor | None = None  # the actor running now (None: the scheduler's thread)
+        self.loop_thread: int | None = None
 
     # ------------------------------------------------------------------ set-up
     def spawn(self, name: str, body: Callable[[], None]) -> None:
         self.actors.append(Actor(name, body))
 
     def current(self) -> Actor | None:
-        return self.by_thread.get(threading.get_ident())
+        """The actor this thread works for: its own thread's, or, for a helper thread (pyarrow's I/O pool reading
+        a file for an actor), the actor in control; None for the scheduler's own thread (set-up, checks, timers)."""
+        ident = threading.get_ident()
+        actor = self.by_thread.get(ident)
+        if actor is None and ident != self.loop_thread:
+            return self.in_control
+        return actor
 
     # ---------------------------------------------------------- from an actor's thread
     def point(self, op: str, path: str) -> str:
@@ -143,6 +151,7 @@ class Scheduler:
     def run(self, tickers: Callable[[], None]) -> None:
         """Run every actor to its end; ``tickers`` fires the periodic work due (heartbeats) between steps."""
         _ACTIVE[0] = self
+        self.loop_thread = threading.get_ident()
         try:
             self._loop(tickers)
         finally:
@@ -203,12 +212,14 @@ class Scheduler:
             self.clock.jump(-5.0)
 
     def _resume(self, actor: Actor) -> None:
+        self.in_control = actor
         if actor.thread is None:
             actor.thread = threading.Thread(target=self._body, args=(actor,), name=f"sim-{actor.name}", daemon=True)
             actor.thread.start()
         else:
             actor.go.release()
         self.back.acquire()
+        self.in_control = None
 
     def _body(self, actor: Actor) -> None:
         self.by_thread[threading.get_ident()] = actor
