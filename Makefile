@@ -1,7 +1,7 @@
 # The README's two commands: `make demo` and `make test`. Both set up a fresh clone first (scripts/setup.sh).
 PY := .venv/bin/python
 
-.PHONY: setup demo test soak bench docs
+.PHONY: setup demo test soak soak-simulation bench docs
 setup:
 	@bash scripts/setup.sh
 
@@ -20,6 +20,15 @@ soak: setup
 	HUDI_SOAK_SECONDS=$${HUDI_SOAK_SECONDS:-600} HUDI_SOAK_STRATEGIES=$${HUDI_SOAK_STRATEGIES:-allow,reject,duplicate} \
 		$(PY) -m pytest -q -s tests/test_soak.py
 	HUDI_CLUSTER_FUZZ_EXAMPLES=$${HUDI_CLUSTER_FUZZ_EXAMPLES:-10000} $(PY) -m pytest -q tests/test_fuzz_*.py
+	$(MAKE) soak-simulation
+
+# The simulation of the commit protocol (tests/sim): 100,000 seeded schedules in two processes, one per core,
+# on disjoint seeds (`make test` runs the first 400).
+SIM_HALF := $$(( $${HUDI_SIM_SCHEDULES:-100000} / 2 ))
+soak-simulation: setup
+	HUDI_SIM_SCHEDULES=$(SIM_HALF) HUDI_SIM_FIRST_SEED=0 $(PY) -m pytest -q -s tests/test_simulation.py -k seeded & first=$$!; \
+	HUDI_SIM_SCHEDULES=$(SIM_HALF) HUDI_SIM_FIRST_SEED=$(SIM_HALF) $(PY) -m pytest -q -s tests/test_simulation.py -k seeded; \
+	second=$$?; wait $$first && [ $$second -eq 0 ]
 
 bench: setup
 	$(PY) bench/run_all.py
