@@ -3,6 +3,7 @@
 * two clustering runs, ``api.cluster`` as the CLI calls it: the first schedules and executes; the second, by seed,
   executes the oldest pending plan, schedules and executes with ``--retry-last-failed-clustering-job``, only
   schedules, or schedules and executes; each does one or two runs, one after the other, as a scheduler would;
+* an archiver: Apache Hudi's timeline archival (``tests/sim/archiver.py``), every two seconds, eight times;
 * a writer: our upsert (``ingest.upsert``, with the seed's update strategy: ``allow`` or ``reject``) and our
   append (``write.append``), a few batches in a row. Every batch has its own ``val``, so the rows a reader sees
   tell which committed write they come from.
@@ -22,11 +23,12 @@ import pyarrow as pa
 from hudi_cluster_core.errors import HudiClusterError
 
 from . import checks
-from .scheduler import Crash
+from .scheduler import Crash, sleep
 from .store import World
 
 CLUSTERING_MODES = (("execute", False), ("scheduleAndExecute", True), ("schedule", False), ("scheduleAndExecute", False))
 UPDATE_STRATEGIES = ("allow", "reject")
+ARCHIVALS, ARCHIVE_INTERVAL_S = 8, 2.0  # the archiver runs every 2 s of simulated time, 8 times
 INITIAL_KEYS = {f"k{batch}{i:02d}": ("us", "eu")[i % 2] for batch in range(3) for i in range(6)}
 
 
@@ -64,10 +66,10 @@ class Plan:
     def expected(self, world: World, table: str) -> dict[str, int]:
         """Each key's val after the writes whose instant completed, in instant order."""
         rows = {key: 0 for key in INITIAL_KEYS}
-        completed = checks.completed_instants(checks.timeline_files(world, table))
+        is_committed = checks.committed(world, table)  # completed, or archived after it completed
         by_batch = {w.batch: w for w in self.writes}
         for instant, batch in sorted(world.labels.items()):
-            if instant in completed and batch in by_batch:
+            if instant in world.completions and is_committed(instant) and batch in by_batch:
                 rows.update({key: batch for key, _ in by_batch[batch].keys})
         return rows
 
@@ -77,7 +79,21 @@ def actors_for(plan: Plan, uri: str, heartbeat: dict[str, str]) -> list[tuple[st
                "hoodie.clustering.updates.strategy": plan.update_strategy}  # fmt: skip
     found = [(name, _clustering(uri, runs, options)) for name, runs in plan.runs.items()]
     found.append(("w", _writer(uri, plan.writes, options)))
+    found.append(("a", _archiver(uri)))
     return found
+
+
+def _archiver(uri: str) -> Callable[[], None]:
+    from .archiver import archive
+
+    def once() -> None:
+        sleep(ARCHIVE_INTERVAL_S)
+        archive(uri)
+
+    def body() -> None:
+        _each([once] * ARCHIVALS)
+
+    return body
 
 
 _REGISTRY: list = []

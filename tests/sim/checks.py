@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import re
 from collections import defaultdict
+from typing import Callable
 
 import pyarrow.parquet as pq
 
@@ -43,6 +44,16 @@ def completed_instants(names: list[str]) -> dict[str, tuple[str, str]]:
         if match:
             found[match.group(1)] = (match.group(3), name)
     return found
+
+
+def committed(world: World, table: str) -> "Callable[[str], bool]":
+    """Hudi's rule for whether an instant time is committed: completed on the active timeline, or older than the
+    active timeline's first instant (archived: ``containsOrBeforeTimelineStarts``)."""
+    names = timeline_files(world, table)
+    done = set(completed_instants(names))
+    times = [n[:17] for n in names if n[:17].isdigit()]
+    start = min(times, default="9" * 17)
+    return lambda time: time in done or time < start
 
 
 def check_timeline(world: World, table: str) -> list[str]:
@@ -113,14 +124,14 @@ def _replaced(world: World, table: str, completed: dict[str, tuple[str, str]]) -
 
 def committed_base_files(world: World, table: str) -> dict[str, set[str]]:
     """partition -> names of base files whose instant completed (what a reader may see, replaced or not)."""
-    completed = completed_instants(timeline_files(world, table))
+    is_committed = committed(world, table)
     found: dict[str, set[str]] = defaultdict(set)
     for key in world.objects:
         if not key.startswith(table + "/") or "/.hoodie" in key:
             continue
         partition, _, name = key[len(table) + 1:].rpartition("/")
         match = BASE_FILE.match(name)
-        if match and match.group(3) in completed:
+        if match and is_committed(match.group(3)):
             found[partition].add(name)
     return found
 

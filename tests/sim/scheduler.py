@@ -58,12 +58,18 @@ class Actor:
     fault: str = ""  # decided for the operation it waits at
     waiting_for: "ActorLock | None" = None
     frozen_until: float = 0.0  # monotonic seconds
+    asleep_until: float = 0.0  # waiting on purpose (a service's interval), timers running
     point: tuple[str, str] = ("start", "")
     error: BaseException | None = None  # what its body ended with (Crash for a crash)
     label: object = None  # what the actor is doing now (a writer's batch), for the checks
 
 
 _ACTIVE: list["Scheduler | None"] = [None]
+
+
+def sleep(seconds: float) -> None:
+    """Wait ``seconds`` of simulated time, in the schedule running now."""
+    _ACTIVE[0].sleep(seconds)
 
 
 def current_actor() -> Actor | None:
@@ -130,6 +136,15 @@ class Scheduler:
         if fault in ("fail-after", "timeout-after"):
             raise (TimeoutError if fault.startswith("timeout") else StoreError)(f"simulated {fault} of {op} {path}")
 
+    def sleep(self, seconds: float) -> None:
+        """The calling actor waits ``seconds`` of simulated time (a service's interval between runs)."""
+        actor = self.current()
+        actor.asleep_until = self.clock.mono + seconds
+        actor.point = ("sleep", "")
+        self._yield(actor)
+        if actor.dead:
+            raise Crash(f"{actor.name} is dead")
+
     def wait_for_lock(self, lock: "ActorLock") -> None:
         actor = self.current()
         actor.waiting_for = lock
@@ -168,7 +183,7 @@ class Scheduler:
             tickers()
             runnable = [a for a in live if self._can_run(a)]
             if not runnable:
-                frozen = [a.frozen_until for a in live if a.frozen_until > self.clock.mono]
+                frozen = [t for a in live for t in (a.frozen_until, a.asleep_until) if t > self.clock.mono]
                 if not frozen:
                     raise Deadlock(f"every live actor waits: {self._describe(live)}")
                 self.clock.advance(min(frozen) - self.clock.mono)
@@ -183,7 +198,7 @@ class Scheduler:
             self._resume(actor)
 
     def _can_run(self, actor: Actor) -> bool:
-        if actor.frozen_until > self.clock.mono:
+        if actor.frozen_until > self.clock.mono or actor.asleep_until > self.clock.mono:
             return False
         lock = actor.waiting_for
         return lock is None or lock.owner is None or lock.owner is actor
