@@ -13,6 +13,12 @@ heartbeat of a writer's new instant for a leftover (its instant was not on the t
 the writer began) and deleted it; the writer then died, and its commit stayed pending for ever, as above. Recovery
 now reads the timeline after listing the heartbeats.
 
+seed=47 (``tests/test_simulation.py``): a clustering run frozen while executing (a GC pause, a stopped VM) past
+its heartbeat's expiry; another run claimed the instant, began its rollback (requested and inflight written),
+failed on a storage error and let go; the frozen run thawed, wrote its heartbeat again, and committed over the
+rollback that had begun, leaving the rollback of a completed instant pending for ever (Apache Hudi's next writer
+would execute it). A commit now yields to a rollback plan of its instant. Replayed below with SIGSTOP and SIGCONT.
+
 seed=2 (``replay 2``): a storage timeout while a writer looked at the metadata table's ``hoodie.properties``
 made it delete the whole metadata table, as if the table were unreadable. A failed storage request now fails the
 commit (and it is retried); only a metadata table that is missing or malformed is dropped.
@@ -133,3 +139,65 @@ def test_a_storage_timeout_on_the_metadata_table_never_deletes_it(tmp_path):
     assert _pending(base) == []  # the failed write undid itself
     append(base, _rows(300), **ARGS)  # and the next one keeps the metadata table
     assert has_metadata_table(storage) and len(load_table(base).timeline.completed()) == 2
+
+
+HEARTBEAT_CONF = ("--hoodie-conf", "hoodie.client.heartbeat.interval_in_ms=1000",
+                  "--hoodie-conf", "hoodie.client.heartbeat.tolerable.misses=2")  # fmt: skip
+
+
+def _recover_with_failing_delete(base: str) -> subprocess.CompletedProcess:
+    """The next run's recovery, in its own process, on a store whose deletes of data files fail."""
+    script = textwrap.dedent(f"""
+        from hudi_cluster_core.io.local_store import LocalBackend
+        from hudi_cluster_core.run.recovery import Ownership, recover
+        from hudi_cluster_core.table import load_table
+
+        def failing_delete(self, path):
+            if path.endswith(".parquet"):
+                raise OSError(5, "Input/output error", path)
+            return delete(self, path)
+
+        delete, LocalBackend.delete = LocalBackend.delete, failing_delete
+        recover(load_table({base!r}), Ownership(1000, 2, 60000), keep_plans=False)
+    """)  # fmt: skip
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+
+
+def test_a_frozen_run_never_commits_over_a_rollback_another_run_began(tmp_path):
+    import os
+    import signal
+
+    from tests.support.runs import finish, inflight_clustering, make_append_table, start_cli, table_problems, wait_for
+
+    base = make_append_table(str(tmp_path / "t"))
+    rows_before = sorted(r["id"] for r in _all_rows(base))
+    run = start_cli(base, *HEARTBEAT_CONF, pause="after-tasks=6")
+    try:
+        wait_for(lambda: inflight_clustering(base) and _new_files(base, inflight_clustering(base)[0]), 300,
+                 "the run's tasks to finish")  # fmt: skip
+        os.kill(run.pid, signal.SIGSTOP)  # frozen, heartbeat thread and all
+        time.sleep(3)  # past its heartbeat's tolerance (1 s x 2)
+        instant = inflight_clustering(base)[0]
+        failed = _recover_with_failing_delete(base)
+        assert failed.returncode != 0 and "Input/output error" in failed.stderr, failed.stderr[-2000:]
+        timeline = load_table(base).timeline
+        assert [r.time for r in timeline.pending_rollbacks()], "the other run began a rollback and let go"
+    finally:
+        os.kill(run.pid, signal.SIGCONT)
+    code, _, err = finish(run)
+    assert code != 0 and "began rolling it back" in err, err[-2000:]
+    timeline = load_table(base).timeline
+    assert timeline.get(instant) is None or not timeline.get(instant).is_completed
+    assert table_problems(base) == []
+    assert sorted(r["id"] for r in _all_rows(base)) == rows_before
+
+
+def _new_files(base: str, instant: str) -> bool:
+    return any(p.name.endswith(f"_{instant}.parquet") for p in Path(base).rglob("*.parquet"))
+
+
+def _all_rows(base: str) -> list[dict]:
+    from tests.support.readers import read_hudi_rs
+
+    return read_hudi_rs(base).to_pylist()
