@@ -1,7 +1,8 @@
 """Timeline archival as Apache Hudi 1.x does it on a version 9 table (LSM timeline), for the simulation's archiver.
 
-Under the table lock, when more than ``MAX_COMMITS`` instants completed on the active timeline, the oldest ones
-move to the LSM history, keeping the latest ``MIN_COMMITS``. Like Hudi's ``TimelineArchiver`` it never archives:
+Under the table lock, when more than ``MAX_COMMITS`` commits (writes and replacecommits) completed on the active
+timeline, the oldest instants move to the LSM history, up to the latest ``MIN_COMMITS`` commits, which stay with
+everything after them (rollbacks older than those go too). Like Hudi's ``TimelineArchiver`` it never archives:
 
 * at or beyond the first pending instant (a pending instant and everything after it stay active);
 * a clustering's ``replacecommit`` whose replaced files are still in storage (Hudi keeps it until the cleaner
@@ -29,7 +30,8 @@ from hudi_cluster_core.avro import decode_commit_metadata
 from hudi_cluster_core.io.storage import Storage
 from hudi_cluster_core.table.ownership import timeline_lock
 
-MAX_COMMITS, MIN_COMMITS = 4, 2
+MAX_COMMITS, MIN_COMMITS = 4, 2  # hoodie.keep.max.commits, hoodie.keep.min.commits (commits, not all instants)
+WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
 COMPLETED = re.compile(r"^(\d{17})_(\d{17})\.(\w+)$")
 PENDING = re.compile(r"^(\d{17})\.(?:(\w+)\.)?(requested|inflight)$")
 
@@ -43,7 +45,11 @@ def archive(uri: str) -> list[str]:
         names = sorted(e.name for e in storage.list(timeline_dir) if not e.is_dir)
         completed = {m.group(1): (m.group(2), m.group(3), n) for n in names if (m := COMPLETED.match(n))}
         pending = sorted(m.group(1) for n in names if (m := PENDING.match(n)) and m.group(1) not in completed)
-        candidates = sorted(completed)[: max(0, len(completed) - MIN_COMMITS)] if len(completed) > MAX_COMMITS else []
+        writes = sorted(t for t, (_, action, _) in completed.items() if action in WRITE_ACTIONS)
+        if len(writes) <= MAX_COMMITS:
+            return []
+        kept_from = writes[-MIN_COMMITS]  # the latest commits stay; rollbacks and the like go with older ones
+        candidates = sorted(t for t in completed if t < kept_from)
         chosen = []
         for time in candidates:
             if pending and time >= pending[0]:
