@@ -3,7 +3,8 @@
 * two clustering runs, ``api.cluster`` as the CLI calls it: the first schedules and executes; the second, by seed,
   executes the oldest pending plan, schedules and executes with ``--retry-last-failed-clustering-job``, only
   schedules, or schedules and executes; each does one or two runs, one after the other, as a scheduler would;
-* an archiver: Apache Hudi's timeline archival (``tests/sim/archiver.py``), every two seconds, eight times;
+* an archiver and a cleaner: Apache Hudi's timeline archival and cleaning (``tests/sim/archiver.py``,
+  ``tests/sim/cleaner.py``), every two seconds, eight times each;
 * a writer: our upsert (``ingest.upsert``, with the seed's update strategy: ``allow`` or ``reject``) and our
   append (``write.append``), a few batches in a row. Every batch has its own ``val``, so the rows a reader sees
   tell which committed write they come from.
@@ -28,7 +29,7 @@ from .store import World
 
 CLUSTERING_MODES = (("execute", False), ("scheduleAndExecute", True), ("schedule", False), ("scheduleAndExecute", False))
 UPDATE_STRATEGIES = ("allow", "reject")
-ARCHIVALS, ARCHIVE_INTERVAL_S = 8, 2.0  # the archiver runs every 2 s of simulated time, 8 times
+SERVICE_RUNS, SERVICE_INTERVAL_S = 8, 2.0  # archival and cleaning run every 2 s of simulated time, 8 times
 INITIAL_KEYS = {f"k{batch}{i:02d}": ("us", "eu")[i % 2] for batch in range(3) for i in range(6)}
 
 
@@ -79,19 +80,24 @@ def actors_for(plan: Plan, uri: str, heartbeat: dict[str, str]) -> list[tuple[st
                "hoodie.clustering.updates.strategy": plan.update_strategy}  # fmt: skip
     found = [(name, _clustering(uri, runs, options)) for name, runs in plan.runs.items()]
     found.append(("w", _writer(uri, plan.writes, options)))
-    found.append(("a", _archiver(uri)))
+    found.append(("a", _service(uri, "archive")))
+    found.append(("k", _service(uri, "clean")))
     return found
 
 
-def _archiver(uri: str) -> Callable[[], None]:
+def _service(uri: str, which: str) -> Callable[[], None]:
+    """Archival or cleaning, run every ``SERVICE_INTERVAL_S`` of simulated time, ``SERVICE_RUNS`` times."""
     from .archiver import archive
+    from .cleaner import clean
+
+    service = {"archive": archive, "clean": clean}[which]
 
     def once() -> None:
-        sleep(ARCHIVE_INTERVAL_S)
-        archive(uri)
+        sleep(SERVICE_INTERVAL_S)
+        service(uri)
 
     def body() -> None:
-        _each([once] * ARCHIVALS)
+        _each([once] * SERVICE_RUNS)
 
     return body
 
