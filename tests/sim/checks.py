@@ -22,7 +22,6 @@ import pyarrow.parquet as pq
 from hudi_cluster_core.avro import decode_commit_metadata
 from hudi_cluster_core.io.storage import Storage
 from hudi_cluster_core.mdt.partition_reader import read_partition
-from hudi_cluster_core.table.timeline import load_timeline
 
 from .store import World
 
@@ -208,6 +207,3 @@ def check_metadata_table(world: World, uri: str, table: str) -> list[str]:
             problems.append(f"metadata table misses committed files of {partition}: {sorted(missing)}")
     return problems
 
-
-def load(uri: str):
-    return load_timeline(Storage(uri))

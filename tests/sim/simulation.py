@@ -9,7 +9,6 @@ list of steps replays it (:func:`run_schedule` with ``steps``).
 from __future__ import annotations
 
 import logging
-import random
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -143,13 +142,9 @@ def _release(scheduler: Scheduler) -> None:
             actor.go.release()
 
 
-def seeds(start: int, count: int) -> range:
-    return range(start, start + count)
-
-
 def describe(outcome: Outcome) -> str:
     return (f"seed={outcome.seed}: {len(outcome.steps)} steps, {outcome.faults} fault(s)\n  "
             + "\n  ".join(outcome.problems))  # fmt: skip
 
 
-__all__ = ["Outcome", "describe", "run_schedule", "random"]
+__all__ = ["Outcome", "describe", "run_schedule"]

@@ -255,11 +255,3 @@ class SimFileSystem(pafs.FileSystemHandler):
     def open_append_stream(self, path: str, metadata: Any = None) -> pa.NativeFile:
         raise StoreError(f"{path}: the simulated store cannot append")
 
-
-def objects_under(prefix: str) -> dict[str, Obj]:
-    prefix = prefix.rstrip("/") + "/"
-    return {k: v for k, v in world().objects.items() if k.startswith(prefix)}
-
-
-def parent(path: str) -> str:
-    return posixpath.dirname(path)
