@@ -1,5 +1,6 @@
 """What the simulator of the commit protocol (``tests/sim``) found, replayed for real: real files on local disk,
-real processes, the storage failure injected into the process that meets it.
+real processes, the storage failure injected into the process that meets it. (Each replay was recorded on the
+code of its day, two clustering runs and a writer: ``python -m tests.sim replay SEED 'STEPS'`` at that commit.)
 
 seed=0 (``python -m tests.sim replay 0 'w*14 w!fail-after'``): a writer whose instant's inflight file was written
 but reported as failed (an NFS or object-store error after the write took effect) left its requested commit behind
@@ -13,7 +14,7 @@ heartbeat of a writer's new instant for a leftover (its instant was not on the t
 the writer began) and deleted it; the writer then died, and its commit stayed pending for ever, as above. Recovery
 now reads the timeline after listing the heartbeats.
 
-seed=47 (``tests/test_simulation.py``): a clustering run frozen while executing (a GC pause, a stopped VM) past
+seed=47 (``replay 47``, 264 steps ending ``c2!freeze c1*118 c1!timeout-after``): a clustering run frozen while executing (a GC pause, a stopped VM) past
 its heartbeat's expiry; another run claimed the instant, began its rollback (requested and inflight written),
 failed on a storage error and let go; the frozen run thawed, wrote its heartbeat again, and committed over the
 rollback that had begun, leaving the rollback of a completed instant pending for ever (Apache Hudi's next writer
@@ -201,3 +202,26 @@ def _all_rows(base: str) -> list[dict]:
     from tests.support.readers import read_hudi_rs
 
     return read_hudi_rs(base).to_pylist()
+
+
+def test_recovery_with_an_old_view_of_the_table_keeps_a_new_writers_heartbeat(tmp_path):
+    """seed=57 on real files: a writer's heartbeat and requested commit appear after a clustering run loaded the
+    table; the writer dies. The run's recovery must not take the heartbeat for a leftover, or nothing of ours ever
+    undoes that commit."""
+    import os
+
+    from hudi_cluster_core.run.recovery import Ownership, remove_leftovers
+    from hudi_cluster_core.table.ownership import Heartbeat, heartbeat_path
+    from hudi_cluster_core.write.instant import begin_commit, undo_failed_writes
+
+    base = str(tmp_path / "t")
+    append(base, _rows(0), **ARGS)
+    loaded_before = load_table(base)
+    table = load_table(base)
+    instant = begin_commit(table, "UPSERT", before_files=lambda t: Heartbeat(table.storage, t, 1000, 2).beat())
+    beat = heartbeat_path(table.storage, instant)
+    os.utime(beat, (time.time() - 10, time.time() - 10))  # the writer died 10 s ago: its heartbeat expired
+    remove_leftovers(loaded_before, Ownership(1000, 2, 60000))
+    assert os.path.exists(beat)
+    assert undo_failed_writes(load_table(base), 1000, 2) == [instant]
+    assert _pending(base) == []
