@@ -1,4 +1,4 @@
-"""``python -m tests.sim run [COUNT] [FIRST_SEED] [FAULT_RATE]``: run schedules, shrink and print each failure;
+"""``python -m tests.sim run [COUNT] [FIRST_SEED] [FAULT_RATE]``: run schedules (each seed draws its fault rate unless one is given), shrink and print each failure;
 ``python -m tests.sim replay SEED 'STEPS'``: replay one schedule and print what it found and what each actor did."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def main(argv: list[str]) -> int:
         return 1 if outcome.failed else 0
     count = int(argv[1]) if len(argv) > 1 else 100
     first = int(argv[2]) if len(argv) > 2 else 0
-    rate = float(argv[3]) if len(argv) > 3 else 0.01  # faults per scheduling point
+    rate = float(argv[3]) if len(argv) > 3 else None  # faults per scheduling point (default: the seed's)
     base_table()
     started, failed, faults = time.monotonic(), 0, 0
     for seed in range(first, first + count):

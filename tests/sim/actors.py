@@ -29,6 +29,7 @@ from .store import World
 
 CLUSTERING_MODES = (("execute", False), ("scheduleAndExecute", True), ("schedule", False), ("scheduleAndExecute", False))
 UPDATE_STRATEGIES = ("allow", "reject")
+FAULT_RATES = (0.005, 0.01, 0.01, 0.02, 0.04)
 SERVICE_RUNS, SERVICE_INTERVAL_S = 8, 2.0  # archival and cleaning run every 2 s of simulated time, 8 times
 INITIAL_KEYS = {f"k{batch}{i:02d}": ("us", "eu")[i % 2] for batch in range(3) for i in range(6)}
 
@@ -49,6 +50,7 @@ class Plan:
     runs: dict[str, tuple[tuple[str, bool], ...]]  # clustering actor -> its runs: (mode, retry last failed)
     writes: tuple[Write, ...]
     update_strategy: str
+    fault_rate: float  # faults per scheduling point: from a few per schedule to a storm that ends most actors
 
     @classmethod
     def from_seed(cls, seed: int) -> "Plan":
@@ -62,7 +64,7 @@ class Plan:
             keys = fresh + (rng.sample(known, 3) if kind == "upsert" else [])
             writes.append(Write(kind, batch, tuple(keys)))
             known += fresh
-        return cls(runs, tuple(writes), rng.choice(UPDATE_STRATEGIES))
+        return cls(runs, tuple(writes), rng.choice(UPDATE_STRATEGIES), rng.choice(FAULT_RATES))
 
     def expected(self, world: World, table: str) -> dict[str, int]:
         """Each key's val after the writes whose instant completed, in instant order."""

@@ -84,14 +84,15 @@ class Outcome:
         return bool(self.problems)
 
 
-def run_schedule(seed: int, steps: list[Step] | None = None, *, fault_rate: float = 0.01) -> Outcome:
+def run_schedule(seed: int, steps: list[Step] | None = None, *, fault_rate: float | None = None) -> Outcome:
+    """The schedule of ``seed`` (its fault rate drawn from it unless given), or the replay of ``steps``."""
     objects, mono = base_table()
     clock = SimClock()
     clock.mono = mono
-    scheduler = Scheduler(seed, clock, fault_rate=fault_rate, steps=steps)
+    plan = Plan.from_seed(seed)
+    scheduler = Scheduler(seed, clock, fault_rate=plan.fault_rate if fault_rate is None else fault_rate, steps=steps)
     clock.owner_of_thread = scheduler.current
     world = World(scheduler, clock, objects)
-    plan = Plan.from_seed(seed)
     for name, body in actors_for(plan, URI, HEARTBEAT):
         scheduler.spawn(name, body)
     problems: list[str] = []
