@@ -2,35 +2,53 @@
 clustering runs and a writer on the simulated store, with crashes, storage faults, clock jumps and frozen actors,
 each checked against the invariants; a failure is shrunk to a minimal replay and reported with its seed.
 
-``HUDI_SIM_SCHEDULES`` schedules from seed ``HUDI_SIM_FIRST_SEED`` (``make soak`` runs 100,000).
+``HUDI_SIM_SCHEDULES`` schedules (1,000) from seed ``HUDI_SIM_FIRST_SEED``, in ``HUDI_SIM_PROCESSES`` processes
+(one per core, up to 2); ``make soak`` runs 100,000.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 from tests.sim.scheduler import Step
 from tests.sim.shrink import decode, encode, report, shrink
-from tests.sim.simulation import base_table, run_schedule
+from tests.sim.simulation import Outcome, base_table, run_schedule
 
-SCHEDULES = int(os.environ.get("HUDI_SIM_SCHEDULES", "400"))
+SCHEDULES = int(os.environ.get("HUDI_SIM_SCHEDULES", "1000"))
 FIRST_SEED = int(os.environ.get("HUDI_SIM_FIRST_SEED", "0"))
-REPORTED = 3  # failures shrunk and reported before the run stops (each shrink is up to a hundred replays)
+PROCESSES = int(os.environ.get("HUDI_SIM_PROCESSES", str(min(2, os.cpu_count() or 1))))
+REPORTED = 3  # failures shrunk and reported (each shrink is up to a hundred replays)
 
 
-def test_seeded_schedules_keep_every_invariant():
+def _campaign(first: int, count: int) -> tuple[list[Outcome], int]:
+    """Seeds ``first`` .. ``first + count - 1`` in this process: the failures (up to REPORTED) and the faults."""
     base_table()
-    started, failures, faults = time.monotonic(), [], 0
-    for seed in range(FIRST_SEED, FIRST_SEED + SCHEDULES):
+    failures, faults = [], 0
+    for seed in range(first, first + count):
         outcome = run_schedule(seed)
         faults += outcome.faults
         if outcome.failed:
             failures.append(outcome)
             if len(failures) == REPORTED:
                 break
+    return failures, faults
+
+
+def test_seeded_schedules_keep_every_invariant():
+    """The schedules in ``PROCESSES`` processes (one per core), on consecutive slices of the seeds."""
+    started = time.monotonic()
+    share = -(-SCHEDULES // PROCESSES)
+    slices = [(FIRST_SEED + n * share, min(share, SCHEDULES - n * share)) for n in range(PROCESSES)]
+    with ProcessPoolExecutor(len(slices), mp_context=multiprocessing.get_context("spawn")) as pool:
+        results = list(pool.map(_campaign, *zip(*slices)))
+    failures = [o for found, _ in results for o in found][:REPORTED]
+    faults = sum(f for _, f in results)
     took = time.monotonic() - started
-    print(f"\n{SCHEDULES} schedules in {took:.1f} s ({SCHEDULES / took:.1f}/s), {faults / SCHEDULES:.2f} faults each")
+    print(f"\n{SCHEDULES} schedules in {took:.1f} s ({SCHEDULES / took:.1f}/s, {len(slices)} processes), "
+          f"{faults / SCHEDULES:.2f} faults each")  # fmt: skip
     assert not failures, "\n".join(report(o, shrink(o, budget=100)) for o in failures)
 
 
