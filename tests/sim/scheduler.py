@@ -252,8 +252,10 @@ class Scheduler:
 
 
 class ActorLock:
-    """A re-entrant lock among actors (the core's in-process timeline lock): an actor that finds it taken yields
-    until it is free. Released by a crashed actor as its thread unwinds, as the kernel releases a flock."""
+    """A re-entrant lock among actors, standing for the core's in-process timeline lock: every actor is a process
+    of its own, and the lock excludes them all, as ``flock`` does on local disk (or a lock provider on an object
+    store: Hudi's storage-based lock code itself is not simulated). An actor that finds it taken yields until it
+    is free. Released by a crashed actor as its thread unwinds, as the kernel releases a dead process's flock."""
 
     def __init__(self, scheduler: Scheduler):
         self.scheduler = scheduler
