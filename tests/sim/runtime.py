@@ -15,6 +15,7 @@ from typing import Iterator
 
 from hudi_cluster_core import clock as core_clock
 from hudi_cluster_core.io import registry
+from hudi_cluster_core.mdt import column_stats
 from hudi_cluster_core.plugins import call_hook
 from hudi_cluster_core.run import digest
 from hudi_cluster_core.run import execute as core_execute
@@ -107,6 +108,7 @@ def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterato
     ids = random.Random(f"uuid:{seed}")
     saved_uuid4, uuid.uuid4 = uuid.uuid4, lambda: uuid.UUID(int=ids.getrandbits(128), version=4)
     timeline._LAST_ISSUED.clear()  # "this process issued before": every schedule starts as a fresh process
+    column_stats._footer.cache_clear()  # footers read in an earlier schedule: a hit would skip a storage operation
     ownership._HELD.clear()
     try:
         yield
