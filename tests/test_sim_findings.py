@@ -12,7 +12,9 @@ writer starts it, and a failed begin is undone at once (or, if that fails too, b
 seed=57 (``replay 57 'w*3 c1 w c1*3 w*3 c1 w c1!freeze w*7 w!crash-after'``): a clustering run's recovery took the
 heartbeat of a writer's new instant for a leftover (its instant was not on the timeline the run had loaded before
 the writer began) and deleted it; the writer then died, and its commit stayed pending for ever, as above. Recovery
-now reads the timeline after listing the heartbeats.
+now reads the timeline after listing the heartbeats, under the timeline lock: seeds 10362, 11001 and 11322 of a
+later campaign lost a writer's heartbeat to a recovery that ran while the writer was between its heartbeat and
+its instant's files (slowed, or the clock jumped), and a writer begins its instant under that lock.
 
 seed=47 (``replay 47``, 264 steps ending ``c2!freeze c1*118 c1!timeout-after``): a clustering run frozen while executing (a GC pause, a stopped VM) past
 its heartbeat's expiry; another run claimed the instant, began its rollback (requested and inflight written),
@@ -225,3 +227,33 @@ def test_recovery_with_an_old_view_of_the_table_keeps_a_new_writers_heartbeat(tm
     assert os.path.exists(beat)
     assert undo_failed_writes(load_table(base), 1000, 2) == [instant]
     assert _pending(base) == []
+
+
+def test_recovery_waits_for_a_writer_between_its_heartbeat_and_its_instant(tmp_path):
+    """A writer begins its instant under the timeline lock, heartbeat first; if it is slowed there past the
+    heartbeat's tolerance (or the clock jumps), another process's recovery must not take the heartbeat for a
+    leftover: it waits for the lock, then finds the instant on the timeline."""
+    import os
+
+    from hudi_cluster_core.table.ownership import Heartbeat, heartbeat_path, timeline_lock
+
+    base = str(tmp_path / "t")
+    append(base, _rows(0), **ARGS)
+    table = load_table(base)
+    script = textwrap.dedent(f"""
+        from hudi_cluster_core.run.recovery import Ownership, remove_leftovers
+        from hudi_cluster_core.table import load_table
+        remove_leftovers(load_table({base!r}), Ownership(1000, 2, 60000))
+    """)  # fmt: skip
+    instant = table.timeline.new_instant_time()
+    with timeline_lock(table.storage):  # the writer, inside begin_commit
+        Heartbeat(table.storage, instant, 1000, 2).beat()
+        beat = heartbeat_path(table.storage, instant)
+        os.utime(beat, (time.time() - 10, time.time() - 10))  # slowed past its heartbeat's tolerance
+        recovery = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[1],
+                                    stderr=subprocess.PIPE, text=True)  # fmt: skip
+        time.sleep(3)  # the recovery runs meanwhile (and waits for the lock)
+        timeline = table.reload().timeline
+        table.storage.write_atomic(timeline.path_of(f"{instant}.commit.requested"), b"")
+    assert recovery.wait(timeout=120) == 0, recovery.stderr.read()[-2000:]
+    assert os.path.exists(beat)
