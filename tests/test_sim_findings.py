@@ -12,9 +12,11 @@ writer starts it, and a failed begin is undone at once (or, if that fails too, b
 seed=57 (``replay 57 'w*3 c1 w c1*3 w*3 c1 w c1!freeze w*7 w!crash-after'``): a clustering run's recovery took the
 heartbeat of a writer's new instant for a leftover (its instant was not on the timeline the run had loaded before
 the writer began) and deleted it; the writer then died, and its commit stayed pending for ever, as above. Recovery
-now reads the timeline after listing the heartbeats, under the timeline lock: seeds 10362, 11001 and 11322 of a
-later campaign lost a writer's heartbeat to a recovery that ran while the writer was between its heartbeat and
-its instant's files (slowed, or the clock jumped), and a writer begins its instant under that lock.
+now reads the timeline after listing the heartbeats. Seeds 10362, 11001 and 11322 of a later campaign again left a
+writer's commit pending without its heartbeat (they did not replay in a fresh process: a footer cache outlived
+its schedule, fixed since); one way that happens, shown for real below, is a recovery judging the heartbeats while
+a writer is between its heartbeat and its instant's files (slowed, or the clock jumped). Recovery now judges them
+under the timeline lock, under which a writer begins its instant.
 
 seed=47 (``replay 47``, 264 steps ending ``c2!freeze c1*118 c1!timeout-after``): a clustering run frozen while executing (a GC pause, a stopped VM) past
 its heartbeat's expiry; another run claimed the instant, began its rollback (requested and inflight written),
