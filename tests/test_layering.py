@@ -21,6 +21,7 @@ FOUNDATION, TABLE, WRITE, PLAN, RUN, COMMIT, DRIVER, ENTRY = range(8)
 RANKS = {
     "errors": FOUNDATION, "failpoints": FOUNDATION, "interrupts": FOUNDATION, "javaprops": FOUNDATION,
     "config": FOUNDATION, "hookspecs": FOUNDATION, "avro": FOUNDATION, "io": FOUNDATION, "layout": FOUNDATION,
+    "clock": FOUNDATION,
     "plugins": PLAN,  # discovery and the one way hooks are called; a missing plan hook falls back to plan.defaults
     "table": TABLE,
     "write": WRITE,  # base files, markers, the append writer: rows out, no plans
