@@ -32,6 +32,7 @@ from pydantic import Field
 
 from .config import ClusteringConfig, StrategyParams
 from .config import catalogue as keys
+from .errors import ConfigError
 from .hookspecs import hookimpl
 from .plan.defaults import SortAndSizeParams, execution_strategy, finalize_groups, select_slices, sort_columns_params
 from .plan.eligibility import select_eligible_slices
@@ -55,7 +56,7 @@ def params_key(strategy_name: str, setting: str) -> str:
 
 
 __all__ = [
-    "PARAMS_KEY_PREFIX", "SORT_COLUMNS_KEY", "BaseFile", "ClusteringConfig", "Field", "FileSlice", "GroupCutter",
+    "PARAMS_KEY_PREFIX", "SORT_COLUMNS_KEY", "BaseFile", "ClusteringConfig", "ConfigError", "Field", "FileSlice", "GroupCutter",
     "Layout", "LogFile", "PlanContext", "PlannedGroup", "SizeLimits", "SliceStats", "SortAndSizeParams",
     "StrategyParams", "curve_name", "cut_in_order", "execution_strategy", "finalize_groups", "footer_stats_provider",
     "hookimpl", "keys", "pack_by_size", "params_key", "parse_layout", "select_eligible_slices", "select_slices",

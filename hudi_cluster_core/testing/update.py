@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from ..plan.model import UpdateContext, UpdateDecision
 from ..table import FileGroupId
-from .conformance import _checked_call, fail, run_kit
+from .conformance import _checked_call, check_params_model, fail, run_kit
 
 HOOK = "update_decide"
 POLICIES = ("reject", "allow", "duplicate")
@@ -96,6 +96,7 @@ def _output_swallowed() -> Iterator[None]:
 
 
 def _decide(strategy, incoming, pending):
+    __tracebackhide__ = True
     context = UpdateContext(frozenset(incoming), dict(pending))
     _watch_writes()
     _AUDIT.writes = []
@@ -124,6 +125,7 @@ def _names(groups) -> str:
 
 def check_update_strategy(strategy, case, *, policy: str) -> UpdateDecision:
     """Assert the update invariants for ``strategy`` (which implements ``policy``) on ``(incoming, pending)``."""
+    __tracebackhide__ = True
     if policy not in POLICIES:
         raise ValueError(f"policy {policy!r}; accepted: {', '.join(POLICIES)}")
     incoming, pending = case
@@ -150,7 +152,9 @@ def check_update_strategy(strategy, case, *, policy: str) -> UpdateDecision:
 
 
 def run_update_kit(strategy, *, policy: str, max_examples: int = 60) -> None:
-    """Check ``strategy`` on generated contexts (shrunk on failure, bounded, quiet)."""
+    """Check ``strategy``'s params model, then generated contexts (shrunk on failure, bounded, quiet)."""
+    __tracebackhide__ = True
+    check_params_model(strategy)
     run_kit(lambda case: check_update_strategy(strategy, case, policy=policy), update_inputs(), max_examples=max_examples)
 
 

@@ -22,6 +22,9 @@ class HotPartitionsPlanStrategy:
     params_model = HotPartitionsParams
     summary = ("Partitions most written by the last lookback.commits commits first (only the top.n if set), "
                "each packed as size-based does.")  # fmt: skip
+    # a file alone in its group is planned as Hudi plans it (single.group.clustering.enabled, default true), even
+    # one already at the target size
+    kit_silence = ("lone-slice-at-target",)
 
     @hookimpl
     def plan_group_slices(self, context, slices):

@@ -22,7 +22,14 @@ class TemplatePlanStrategy:
         limits, groups = SizeLimits.from_config(context.config), []
         for members in slices_by_partition(slices).values():
             groups += cut_in_order(sorted(members, key=lambda s: s.file_id), limits)
-        return [group for group in groups if len(group.slices) >= context.params.min_slices_per_group]
+        return [group for group in groups if worth_rewriting(group, limits, context.params.min_slices_per_group)]
+
+
+def worth_rewriting(group, limits, min_slices):
+    """At least ``min_slices`` slices, and never one file alone already at the target size: its rewrite would write
+    the same file again (the conformance kit reports such a group: the finding lone-slice-at-target)."""
+    alone_at_target = len(group.slices) == 1 and group.slices[0].base_file_size >= limits.target_file_max_bytes
+    return len(group.slices) >= min_slices and not alone_at_target
 
 
 @hookimpl

@@ -16,6 +16,9 @@ class SizeBasedPlanStrategy:
     kind = "plan"
     java_class_names = (_PLAN + "SparkSizeBasedClusteringPlanStrategy",)
     summary = "Files below small.file.limit, largest first, packed into groups of at most max.bytes.per.group."
+    # a file alone in its group is planned as Hudi plans it (single.group.clustering.enabled, default true), even
+    # one already at the target size
+    kit_silence = ("lone-slice-at-target",)
 
     @hookimpl
     def plan_group_slices(self, context, slices):
