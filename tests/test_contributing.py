@@ -35,7 +35,10 @@ def sh_blocks() -> list[str]:
 
 def run_block(block: str, cwd: Path, venv: Venv) -> subprocess.CompletedProcess:
     script = RELATIVE_VENV.sub(f"{venv.bin}/", block)
-    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    # the guide's commands run the throwaway venv's python, on Spark executors too: a PYSPARK_PYTHON this test
+    # process inherited or set (an earlier test's Spark session) would run them in the project venv, which lacks
+    # the guide's plugin
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
     env.update(PATH=f"{venv.bin}:{env.get('PATH', '')}", PIP_NO_INPUT="1")
     return subprocess.run(["bash", "-euxo", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=600)  # fmt: skip

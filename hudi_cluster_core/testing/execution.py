@@ -253,7 +253,7 @@ def _check_file_count(strategy, task: GroupTask, rows: int, files, expected_file
     if expected_files is not None:
         wanted = expected_files(task)
         if wanted is not None and len(files) != wanted:
-            fail(strategy, HOOK, "output near the target size", f"{len(files)} file(s), expected {wanted}")
+            fail(strategy, HOOK, "output file count as expected_files says", f"{len(files)} file(s), expected {wanted}")
         return
     planned = max(1, min(task.num_output_file_groups, rows))
     low, high = math.ceil(planned / 2), 2 * planned
