@@ -150,9 +150,6 @@ def fmt_group(index: int, group: PlannedGroup, limits: SizeLimits | None = None,
 
 # ------------------------------------------------------------------------------------------- hook calls
 
-# The core's default plan hooks, for strategies that implement only plan_group_slices. After the SDK merge these
-# come from hudi_cluster_core.plugins; swapping this lookup is the one change the kit needs.
-
 
 def _call(strategy: Any, hook: str, **kwargs: Any) -> Any:
     """Every hook call of the kit goes through the core's one way of calling a strategy, which falls back to the

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hudi_cluster_core.plan.avro_plan import group_metrics
-from hudi_cluster_core.sdk import SizeLimits, finalize_groups, hookimpl, pack_by_size, slices_by_partition
+from hudi_cluster_core.sdk import (
+    PlanStrategy, SizeLimits, finalize_groups, group_metrics, hookimpl, pack_by_size, slices_by_partition,
+)  # fmt: skip
 
 from .params import HotPartitionsParams
 from .ranking import rank_partitions
@@ -16,7 +17,7 @@ RECENT_SLICES_METRIC = "HOT_PARTITION_RECENT_SLICES"
 RECENT_BYTES_METRIC = "HOT_PARTITION_RECENT_BYTES"
 
 
-class HotPartitionsPlanStrategy:
+class HotPartitionsPlanStrategy(PlanStrategy):
     name = "hot-partitions"
     kind = "plan"
     params_model = HotPartitionsParams

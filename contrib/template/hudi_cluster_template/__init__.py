@@ -1,6 +1,8 @@
 """Plan strategy to copy (scripts/new-strategy NAME): each partition's small files by file id, size-capped groups."""
 
-from hudi_cluster_core.sdk import Field, SizeLimits, StrategyParams, cut_in_order, hookimpl, params_key, slices_by_partition
+from hudi_cluster_core.sdk import (
+    Field, PlanStrategy, SizeLimits, StrategyParams, cut_in_order, hookimpl, params_key, slices_by_partition,
+)
 
 NAME = "template"  # what users set in hoodie.clustering.plan.strategy.class
 MIN_SLICES_KEY = params_key(NAME, "min.slices.per.group")  # hoodie.clustering.plan.strategy.template.min.slices...
@@ -12,7 +14,7 @@ class TemplateParams(StrategyParams):  # each field's alias is a config key user
     )
 
 
-class TemplatePlanStrategy:
+class TemplatePlanStrategy(PlanStrategy):  # mypy checks it against the plan hooks
     name, kind, params_model = NAME, "plan", TemplateParams
     java_class_names = (f"{__name__}.TemplatePlanStrategy",)  # a dotted name, like Hudi's Java class names
     summary = "Each partition's small files in file-id order, in groups of at most max.bytes.per.group."

@@ -28,9 +28,9 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
-from hudi_cluster_core.errors import PlanError
 from hudi_cluster_core.sdk import (
-    ClusteringConfig, PlannedGroup, StrategyParams, execution_strategy, hookimpl, keys, params_key, slices_by_partition,
+    ClusteringConfig, PlanError, PlannedGroup, PlanStrategy, StrategyParams, execution_strategy, hookimpl, keys,
+    params_key, slices_by_partition,
 )  # fmt: skip
 from pydantic import Field
 
@@ -120,8 +120,8 @@ def plan_partition(
     merged_runs, rest = _merge_runs(ring, rest, merge_size, merge_room)
     for run in merged_runs:
         nodes = [ring.by_file_id[s.file_id] for s in run]
-        children = ring.merge(nodes, prefix(nodes[-1].value, "merge"))
-        groups.append(PlannedGroup(tuple(run), 1, extra_metadata=_extra(partition, children, metadata.seq_no)))
+        merged = ring.merge(nodes, prefix(nodes[-1].value, "merge"))
+        groups.append(PlannedGroup(tuple(run), 1, extra_metadata=_extra(partition, merged, metadata.seq_no)))
 
     # 3. rewrite the others under new file ids
     if rewrite_unchanged:
@@ -194,7 +194,7 @@ def load_partition_metadata(context, partition: str, slices: list) -> HashingMet
     )  # fmt: skip
 
 
-class ConsistentBucketPlanStrategy:
+class ConsistentBucketPlanStrategy(PlanStrategy):
     name = "consistent-bucket"
     kind = "plan"
     java_class_names = (keys.SPARK_CONSISTENT_BUCKET_PLAN,)

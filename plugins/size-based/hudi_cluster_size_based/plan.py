@@ -6,12 +6,12 @@ columns passed on) are the core's defaults, which are Hudi's.
 
 from __future__ import annotations
 
-from hudi_cluster_core.sdk import SizeLimits, hookimpl, pack_by_size
+from hudi_cluster_core.sdk import PlanStrategy, SizeLimits, hookimpl, pack_by_size
 
 _PLAN = "org.apache.hudi.client.clustering.plan.strategy."
 
 
-class SizeBasedPlanStrategy:
+class SizeBasedPlanStrategy(PlanStrategy):
     name = "size-based"
     kind = "plan"
     java_class_names = (_PLAN + "SparkSizeBasedClusteringPlanStrategy",)
