@@ -419,7 +419,8 @@ def edge_inputs(tables=tuple(PLAN_TABLES)) -> list[tuple[str, PlanningInput]]:
         partitions = tuple(sorted({s.partition for s in table_slices}))
         first = [s for s in table_slices if s.partition == partitions[0]]
         options = {SMALL_FILE_LIMIT: 10 * MB, MAX_BYTES: 20 * MB, TARGET: 10 * MB}
-        big = tuple(replace(s, base_file=replace(s.base_file, size=10 * MB + s.base_file.size)) for s in table_slices)
+        big = tuple(replace(s, base_file=replace(s.base_file, size=10 * MB + s.base_file.size))
+                    for s in table_slices if s.base_file is not None)  # fmt: skip
         pending = {s.group_id: INSTANTS[0] for s in table_slices}
         pending_path = table_with_pending(name, tuple((s, INSTANTS[0]) for s in table_slices))
         for what, slices, case_pending, case_options, case_path in (
