@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = "hudi_cluster_core"
-ROOT = Path(__file__).resolve().parents[1] / PACKAGE
+REPO = Path(__file__).resolve().parents[1]
+ROOT = REPO / PACKAGE
 
 # A module may import modules of its own rank or below, never above.
 FOUNDATION, TABLE, WRITE, PLAN, RUN, COMMIT, DRIVER, ENTRY = range(8)
@@ -203,7 +204,8 @@ def test_parameters_flow_by_name():
 
 # Issue 21: the SDK is the only door. A bundled plugin's package imports nothing of the core but
 # ``hudi_cluster_core.sdk`` (its tests may reach further).
-PLUGIN_PACKAGES = sorted(init.parent for d in ("plugins", "contrib") for init in (ROOT.parent / d).glob("*/hudi_cluster_*/__init__.py"))
+PLUGIN_PACKAGES = sorted(init.parent for d in ("plugins", "contrib")
+                         for init in (REPO / d).glob("*/hudi_cluster_*/__init__.py"))
 
 
 def core_imports(path: Path) -> list[str]:
@@ -224,6 +226,6 @@ def test_the_plugin_import_check_reads_imports():
 
 @pytest.mark.parametrize("package", PLUGIN_PACKAGES, ids=lambda p: p.parent.name)
 def test_bundled_plugins_import_only_the_sdk(package):
-    beyond = sorted({f"{path.relative_to(ROOT.parent)}: {module}" for path in package.rglob("*.py")
+    beyond = sorted({f"{path.relative_to(REPO)}: {module}" for path in package.rglob("*.py")
                      for module in core_imports(path) if module != f"{PACKAGE}.sdk"})  # fmt: skip
     assert beyond == [], "plugins import the core through hudi_cluster_core.sdk only; extend the SDK instead:\n" + "\n".join(beyond)
