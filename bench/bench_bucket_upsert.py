@@ -73,7 +73,7 @@ def check(spark, copy: Path, batch, expected_rows: int, name: str) -> None:
 
 
 def run(args) -> dict:
-    from hudi_cluster_core.ingest import upsert
+    from hudi_cluster_core.writer.ingest import upsert
     from tests.support.apache_hudi import _to_spark_df, write_hudi_table
 
     spark = common.spark_session(args.parallelism)

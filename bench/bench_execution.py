@@ -7,7 +7,7 @@
     .venv/bin/python bench/bench_execution.py --layouts linear                 # only the linear layout
 
 Input: a Hudi COW table (v9) of ``--rows`` rows in ``--files`` small base files, partitioned by a 2-value
-``region`` (``--no-partition`` for a non-partitioned table), written by ``hudi_cluster_core.write.append`` (one
+``region`` (``--no-partition`` for a non-partitioned table), written by ``hudi_cluster_core.writer.append`` (one
 append commit per batch, one new file group per partition per commit) and cached under ``bench/out/tables/``.
 
 Contenders, each on a fresh copy of that table, in alternating order, all on ONE Spark session (the Hudi test

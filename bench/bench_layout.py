@@ -61,7 +61,7 @@ def point_rows(start: int, count: int, seed: int) -> pa.Table:
 def build_inputs(rows: int, files: int, seed: int) -> tuple[Path, Path, dict]:
     """The cached Hudi and Delta tables: ``files`` small files of ``rows / files`` rows each."""
     from deltalake import WriterProperties, write_deltalake
-    from hudi_cluster_core.write.append import append
+    from hudi_cluster_core.writer.append import append
 
     if rows % files:
         raise SystemExit(f"--rows {rows} must be a multiple of --files {files}")

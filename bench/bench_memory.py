@@ -114,10 +114,10 @@ def worker(args: dict) -> dict:
 def _duckdb(task, budget: int, work: Path) -> dict:
     import duckdb
 
-    from hudi_cluster_core.run import outofcore
+    from hudi_cluster_core.sort import out_of_core
 
-    schema = outofcore._target_schema(task, outofcore.measure_group(task))
-    batches = (b for t in outofcore._group_batches(task, schema) for b in t.to_batches())
+    schema = out_of_core._target_schema(task, out_of_core.measure_group(task))
+    batches = (b for t in out_of_core._group_batches(task, schema) for b in t.to_batches())
     source = pa.RecordBatchReader.from_batches(schema, batches)
     con = duckdb.connect(config={"memory_limit": f"{budget // 1024**2}MB", "threads": 1, "preserve_insertion_order": False,
                                  "temp_directory": str(work / "spill")})  # fmt: skip

@@ -64,7 +64,7 @@ def make_batch(args, spark, source: Path):
 
 
 def run(args) -> dict:
-    from hudi_cluster_core.ingest import upsert
+    from hudi_cluster_core.writer.ingest import upsert
     from tests.support.apache_hudi import _to_spark_df, commit_stats, write_hudi_table
 
     spark = common.spark_session(args.parallelism)

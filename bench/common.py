@@ -213,7 +213,7 @@ def _cached(directory: Path, build: Callable[[Path], dict]) -> dict:
 def hudi_table(spec: TableSpec) -> tuple[Path, dict]:
     """The cached Hudi COW v9 table of ``spec``: ``spec.commits`` append commits (hudi_cluster_core's ``append``),
     each writing one new file group per partition; no metadata table."""
-    from hudi_cluster_core.write.append import append
+    from hudi_cluster_core.writer.append import append
 
     directory = OUT_DIR / "tables" / f"hudi_{spec.name}"
 

@@ -39,7 +39,7 @@ def profile(bench, args) -> dict:
 
     from hudi_cluster_core.api import cluster
     from hudi_cluster_core.config import load_config
-    from hudi_cluster_core.io.curves import sort_rows
+    from hudi_cluster_core.sort.curves import sort_rows
     from hudi_cluster_core.plugins import default_registry
     from hudi_cluster_core.run.execute import build_tasks, load_stored_plan
     from hudi_cluster_core.table import load_table

@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .api import ClusterResult, PartitionEffect, cluster
     from .errors import ConfigError, HudiClusterError, PlanError, PluginError, TableError
-    from .ingest import upsert
+    from .writer.ingest import upsert
     from .table import HudiTable, load_table
-    from .write.append import append
+    from .writer.append import append
 
 _HOMES = {
-    "ClusterResult": ".api", "PartitionEffect": ".api", "cluster": ".api", "upsert": ".ingest",
+    "ClusterResult": ".api", "PartitionEffect": ".api", "cluster": ".api", "upsert": ".writer.ingest",
     "ConfigError": ".errors", "HudiClusterError": ".errors", "PlanError": ".errors", "PluginError": ".errors",
-    "TableError": ".errors", "HudiTable": ".table", "load_table": ".table", "append": ".write.append",
+    "TableError": ".errors", "HudiTable": ".table", "load_table": ".table", "append": ".writer.append",
 }  # fmt: skip
 __all__ = sorted(_HOMES)
 __version__ = "0.1.0"

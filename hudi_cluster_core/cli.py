@@ -261,7 +261,7 @@ def _say(line: str) -> None:
 
 
 def _cmd_append(args) -> int:
-    from .ingest import append_file
+    from .writer.ingest import append_file
 
     result = append_file(
         args.base_path, args.input, props_file=args.props, hoodie_conf=args.hoodie_conf, spark_master=args.spark_master,
@@ -279,7 +279,7 @@ def _inline_line(clustering: dict) -> str:
 
 
 def _cmd_upsert(args) -> int:
-    from .ingest import upsert_file
+    from .writer.ingest import upsert_file
 
     result = upsert_file(args.base_path, args.input, props_file=args.props, hoodie_conf=args.hoodie_conf,
                          spark_master=args.spark_master)  # fmt: skip

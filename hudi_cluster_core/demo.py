@@ -17,7 +17,7 @@ import pyarrow as pa
 from .api import cluster
 from .show import table_summary
 from .table import load_table
-from .write.append import append
+from .writer.append import append
 
 REGIONS = ("us", "eu", "apac")
 

@@ -34,7 +34,7 @@ POINTS = (
 # files written, its completion written (the data replacecommit not yet); and in a rollback, once the MDT
 # deltacommit of the rolled-back instant is gone (reached by every rollback, MDT or not)
 MDT_POINTS = ("mdt-after-inflight", "mdt-after-log-files", "mdt-after-deltacommit", "rollback-after-mdt")
-# inside our writers' commit (write/instant.py): the instant's data files are written, nothing committed yet
+# inside our writers' commit (writer/instant.py): the instant's data files are written, nothing committed yet
 WRITER_POINTS = ("write-after-files",)
 # inside a rollback (run/rollback.py), reached when a run recovers an earlier failed one
 ROLLBACK_POINTS = (

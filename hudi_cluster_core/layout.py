@@ -2,7 +2,7 @@
 
 Hudi 1.1 reads the key as its ``LayoutOptimizationStrategy`` enum by name in any case; Hudi's own docs and
 blog also spell the curve ``z-order``, which is accepted too. The config catalogue, the curve sort
-(:mod:`hudi_cluster_core.io.curves`) and the strategies' params models all parse a layout name with
+(:mod:`hudi_cluster_core.sort.curves`) and the strategies' params models all parse a layout name with
 :func:`parse_layout`, so they accept and reject the same spellings.
 """
 

@@ -51,8 +51,8 @@ from .config.catalogue import column_names
 from .config.sort_columns import check_sort_columns, parse_sort_columns
 from .errors import ConfigError, PlanError, TimelineChanged
 from .hookspecs import hookimpl
-from .io.curve_bits import hilbert_transposed
-from .io.curves import sort_rows
+from .sort.curve_bits import hilbert_transposed
+from .sort.curves import sort_rows
 from .plan.defaults import SortAndSizeParams, execution_strategy, finalize_groups, select_slices, sort_columns_params
 from .plan.eligibility import select_eligible_slices
 from .plan.footer_stats import footer_stats_provider
@@ -62,8 +62,8 @@ from .plan.avro_plan import group_metrics, read_plan
 from .plan.model import PlanContext, PlannedGroup, SliceStats, UpdateContext, UpdateDecision
 from .plan.packing import GroupCutter, cut_in_order, pack_by_size, slices_by_partition
 from .protocols import ExecutionStrategy, PlanStrategy, UpdateStrategy
-from .run.outofcore import group_schema, range_allowance, slice_batches, spill_directory
-from .run.spill import ColumnsKey, RangeSpill, SortKey, write_run
+from .sort.out_of_core import group_schema, range_allowance, slice_batches, spill_directory
+from .sort.spill import ColumnsKey, RangeSpill, SortKey, write_run
 from .run.task import ONE_FILE, GroupTask
 from .table import FileSlice
 from .table.naming import BaseFile, LogFile

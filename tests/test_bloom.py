@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hudi_cluster_core.io.bloom import (
+from hudi_cluster_core.hashing.bloom_filter import (
     BLOOM_FILTER_FOOTER_KEY,
     BLOOM_FILTER_TYPE_CODE_FOOTER_KEY,
     DEFAULT_DYNAMIC_MAX_ENTRIES,
@@ -386,7 +386,7 @@ def test_min_max_is_java_string_order(keys):
 
 
 def test_threaded_small_batches_equal_oracle(monkeypatch):
-    import hudi_cluster_core.io.bloom as bloom
+    import hudi_cluster_core.hashing.bloom_filter as bloom
 
     monkeypatch.setattr(bloom, "_BATCH_KEYS", 5)
     monkeypatch.setattr(bloom, "_HASH_THREADS", 3)

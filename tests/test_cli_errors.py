@@ -19,7 +19,7 @@ import hudi_cluster_core.api as api
 from hudi_cluster_core.api import ClusterResult
 from hudi_cluster_core.cli import main
 from hudi_cluster_core.table import load_table
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 from tests.support.apache_hudi import small_file_rows
 from tests.test_cli_run import tree_digest
 

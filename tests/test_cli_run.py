@@ -11,7 +11,7 @@ import pytest
 
 from hudi_cluster_core.cli import main
 from hudi_cluster_core.table import load_table
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 from tests.support.apache_hudi import small_file_rows
 
 SORT = "hoodie.clustering.plan.strategy.sort.columns=c_int"

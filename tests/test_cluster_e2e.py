@@ -7,7 +7,7 @@ import pytest
 
 from hudi_cluster_core.api import cluster
 from hudi_cluster_core.table import load_table
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 from tests.support.apache_hudi import (
     assert_upsert_found_keys, completed_instants, hudi_show_clustering, hudi_upsert, make_small_file_table,
     make_updates, read_hudi_incremental, read_hudi_snapshot, small_file_rows,

@@ -660,7 +660,7 @@ def test_one_layout_parser_for_the_config_and_the_curve_sort(name):
     """The config key and the curve sort accept exactly the spellings parse_layout accepts."""
     import pyarrow as pa
 
-    from hudi_cluster_core.io.curves import curve_sort_indices
+    from hudi_cluster_core.sort.curves import curve_sort_indices
     from hudi_cluster_core.layout import curve_name, parse_layout
 
     try:

@@ -14,7 +14,7 @@ from hudi_cluster_core.hookspecs import hookimpl
 from hudi_cluster_core.plan.eligibility import select_eligible_slices
 from hudi_cluster_core.plan.limits import SizeLimits
 from hudi_cluster_core.plan.model import PlannedGroup, UpdateDecision
-from hudi_cluster_core.io.curves import sort_rows
+from hudi_cluster_core.sort.curves import sort_rows
 from hudi_cluster_core.testing import KitFailure, run_execution_kit, run_plan_kit, run_update_kit
 from hudi_cluster_size_based.execution import SortAndSizeExecutionStrategy, SortAndSizeParams
 from hudi_cluster_size_based.plan import SizeBasedPlanStrategy

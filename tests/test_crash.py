@@ -16,7 +16,7 @@ from hudi_cluster_core.api import cluster
 from hudi_cluster_core.failpoints import ENV, POINTS
 from hudi_cluster_core.table import load_table
 from hudi_cluster_core.table.naming import parse_base_file
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 from tests.support.apache_hudi import read_hudi_snapshot, small_file_rows
 from tests.support.readers import assert_same_rows, read_hudi_rs
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hudi_cluster_core.errors import PlanError
-from hudi_cluster_core.io.curves import (
+from hudi_cluster_core.sort.curves import (
     curve_sort_indices,
     hilbert_keys,
     hilbert_longs,
@@ -391,7 +391,7 @@ def test_dimension_order_wraps_at_hashmap_capacity():
 
 def test_many_dimensions_and_many_batches(monkeypatch):
     """Generic interleave (> 8 columns), Hilbert truncation (>= 8 columns) and the threaded batch path."""
-    import hudi_cluster_core.io.curves as curves
+    import hudi_cluster_core.sort.curves as curves
 
     rng = np.random.default_rng(11)
     table = pa.table({f"c{j}": rng.integers(-(2**63), 2**63 - 1, 50, dtype=np.int64) for j in range(10)})

@@ -219,7 +219,7 @@ def small_table(tmp_path_factory) -> Path:
     """A v9 COW table with the metadata table: two append commits of 200 rows, 2 partitions."""
     import pyarrow as pa
 
-    from hudi_cluster_core.write.append import append
+    from hudi_cluster_core.writer.append import append
 
     path = tmp_path_factory.mktemp("table") / "orders"
     for commit in range(2):

@@ -131,7 +131,7 @@ def test_the_graph_is_read():
     core = graph_of("hudi_cluster_core")
     assert {"table.schema"} <= core["plan.schedule"] and "run.commit" in core["run.execute"]
     assert "mdt.records" in core["mdt.log_block"]  # from .records import X
-    assert "io.bloom" in core["mdt.bloom_filters"]  # from ..io.bloom import X as Y
+    assert "hashing.bloom_filter" in core["mdt.bloom_filters"]  # from ..hashing.bloom_filter import X as Y
     assert {"hudi_cluster_consistent_bucket", "hudi_cluster_core"} <= set(PACKAGES)
     assert "hashing" in graph_of("hudi_cluster_consistent_bucket")["routing"]
 

@@ -25,11 +25,11 @@ from hypothesis import strategies as st
 from hudi_cluster_core.api import cluster
 from hudi_cluster_core.errors import ConfigError
 from hudi_cluster_core.failpoints import FAIL_FIRST_ATTEMPT_ENV
-from hudi_cluster_core.io.bloom import BLOOM_FILTER_FOOTER_KEY, bloom_might_contain_many
-from hudi_cluster_core.io.curves import sort_key_table, sort_rows
+from hudi_cluster_core.hashing.bloom_filter import BLOOM_FILTER_FOOTER_KEY, bloom_might_contain_many
+from hudi_cluster_core.sort.curves import sort_key_table, sort_rows
 from hudi_cluster_core.plan.avro_plan import InputSlice, PlanGroup
-from hudi_cluster_core.run import outofcore, spill
-from hudi_cluster_core.run.ranges import choose_boundaries, range_of_rows, stride_positions
+from hudi_cluster_core.sort import out_of_core, spill
+from hudi_cluster_core.sort.key_ranges import choose_boundaries, range_of_rows, stride_positions
 from hudi_cluster_core.run.task import GroupTask
 from hudi_cluster_core.table.naming import parse_base_file
 from hudi_cluster_core.write.base_file import ParquetOptions
@@ -39,7 +39,7 @@ from tests.support.apache_hudi import (
 )  # fmt: skip
 from hudi_cluster_core.table import load_table
 from tests.support.readers import assert_same_rows, hudi_rs_file_slices, read_hudi_rs
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 from tests.support.runs import cli_command, cli_env, table_problems
 
 INSTANT = "20260101000000000"
@@ -202,7 +202,7 @@ def test_bad_memory_settings_are_one_clear_error_before_anything_is_written(tmp_
         cluster(tmp_path / "no-table", "scheduleAndExecute", {"hudi.cluster.task.memory.bytes": "1g"})
     with pytest.raises(ConfigError, match="hudi.cluster.task.split.min.bytes='12' .*out of range"):
         cluster(tmp_path / "no-table", "scheduleAndExecute", {"hudi.cluster.task.split.min.bytes": "12"})
-    assert outofcore.memory_budget({}, "1g") == 768 * 1024**2 < outofcore.memory_budget({}) == 1024**3  # spark.executor.pyspark.memory caps it
+    assert out_of_core.memory_budget({}, "1g") == 768 * 1024**2 < out_of_core.memory_budget({}) == 1024**3  # spark.executor.pyspark.memory caps it
 
 
 # ------------------------------------------------------------------- end to end on Spark, tables by Apache Hudi
@@ -272,7 +272,7 @@ def test_spilled_group_keeps_rows_order_file_sizes_and_footers(spark, request, t
     files = new_files(base)
     assert sorted(str(f.relative_to(base)) for f in files) == sorted(result.groups[0]["output_files"])
     # the group's rows in memory are many budgets: it went through the spill path, several ranges
-    assert result.groups[0]["input_bytes"] > budget // outofcore.RANGE_SHARE
+    assert result.groups[0]["input_bytes"] > budget // out_of_core.RANGE_SHARE
     assert_group_order(files, columns, layout)
     assert len(files) >= 2 and sum(data_bytes(f) < 0.9 * target for f in files) <= len(tasks_of(files))
     assert all(data_bytes(f) <= 1.3 * target for f in files)

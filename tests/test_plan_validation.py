@@ -13,7 +13,7 @@ import pytest
 from hudi_cluster_core.avro import decode_avro, encode_avro
 from hudi_cluster_core.cli import main
 from hudi_cluster_core.table import load_table
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 from tests.support.apache_hudi import small_file_rows
 from tests.test_cli_run import tree_digest
 

@@ -1,4 +1,4 @@
-"""Issue 19.5, nothing is ever silently changed: the rewrite check (run/digest.py, io/row_hash.py).
+"""Issue 19.5, nothing is ever silently changed: the rewrite check (run/digest.py, hashing/row_hash.py).
 
 Properties of the digest on generated Arrow tables of every type the tables have (nested structs, lists, maps,
 decimals, timestamps, binary, floats with NaN and -0.0, nulls at every depth); then the check inside real group
@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from hudi_cluster_core import failpoints
 from hudi_cluster_core.errors import RewriteMismatch
-from hudi_cluster_core.io.row_hash import value_codes
+from hudi_cluster_core.hashing.row_hash import value_codes
 from hudi_cluster_core.config.catalogue import TASK_VERIFY
 from hudi_cluster_core.run import digest as rewrite_check
 from hudi_cluster_core.run.digest import KEY, ColumnDigests, Digest

@@ -40,7 +40,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from hudi_cluster_core.table import load_table
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 
 ARGS = {"table_name": "finding", "record_key": "id", "partition_field": "region", "precombine_field": "ts",
         "heartbeat_ms": (1000, 2)}  # fmt: skip
@@ -58,7 +58,7 @@ def _append_with_failing_store(base: str, start: int, failing: str) -> subproces
     script = textwrap.dedent(f"""
         import pyarrow as pa
         from hudi_cluster_core.io.local_store import LocalBackend
-        from hudi_cluster_core.write.append import append
+        from hudi_cluster_core.writer.append import append
         write, delete = LocalBackend.write, LocalBackend.delete
 
         def failing_write(self, path, data):
@@ -85,7 +85,7 @@ def _pending_metadata_check(base: str) -> subprocess.CompletedProcess:
     script = textwrap.dedent(f"""
         import pyarrow as pa
         from hudi_cluster_core.io.local_store import LocalBackend
-        from hudi_cluster_core.write.append import append
+        from hudi_cluster_core.writer.append import append
         info, failed = LocalBackend.info, []
 
         def slow_info(self, path):
@@ -129,7 +129,7 @@ def test_a_begin_that_cannot_be_undone_is_undone_by_the_next_write(tmp_path):
 def test_a_storage_timeout_on_the_metadata_table_never_deletes_it(tmp_path):
     from hudi_cluster_core.io.storage import Storage
     from hudi_cluster_core.table.metadata_table import has_metadata_table, metadata_partitions
-    from hudi_cluster_core.write.append import create_table
+    from hudi_cluster_core.writer.append import create_table
     from tests.sim.metadata_setup import add_metadata_table
 
     base = str(tmp_path / "t")
@@ -216,7 +216,7 @@ def test_recovery_with_an_old_view_of_the_table_keeps_a_new_writers_heartbeat(tm
 
     from hudi_cluster_core.run.recovery import Ownership, remove_leftovers
     from hudi_cluster_core.table.ownership import Heartbeat, heartbeat_path
-    from hudi_cluster_core.write.instant import begin_commit, undo_failed_writes
+    from hudi_cluster_core.writer.instant import begin_commit, undo_failed_writes
 
     base = str(tmp_path / "t")
     append(base, _rows(0), **ARGS)

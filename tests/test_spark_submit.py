@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from hudi_cluster_core.table import load_table
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 from tests.support.apache_hudi import small_file_rows
 from tests.support.readers import assert_same_rows, read_hudi_rs
 

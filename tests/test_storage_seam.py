@@ -19,7 +19,7 @@ from hudi_cluster_core.io.storage import Storage
 from hudi_cluster_core.table import load_table
 from hudi_cluster_core.table.lock_provider import STORAGE_BASED
 from hudi_cluster_core.table.storage_lock import LOCK_FILE, StorageLock
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 from tests.support import memory_store
 from tests.support.runs import small_file_rows
 

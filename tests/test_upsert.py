@@ -22,8 +22,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from hudi_cluster_core.ingest import upsert
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.ingest import upsert
+from hudi_cluster_core.writer.append import append
 from tests.support.apache_hudi import (
     SMALL_FILE_SCHEMA, assert_upsert_found_keys, hudi_upsert, instant_metadata, make_small_file_table, make_updates,
     read_hoodie_properties, read_hudi_snapshot, small_file_rows,
@@ -304,8 +304,8 @@ def test_a_clustering_that_completes_while_the_upsert_writes_wins_and_the_upsert
     from hudi_cluster_core.api import cluster
     from hudi_cluster_core.errors import WriteConflict
     from hudi_cluster_core.table import load_table
-    from hudi_cluster_core.write.bloom_index import run_in_process
-    from hudi_cluster_core.write.upsert import upsert as write_upsert
+    from hudi_cluster_core.writer.bloom_index import run_in_process
+    from hudi_cluster_core.writer.upsert import upsert as write_upsert
 
     base = _copy(template, tmp_path)
     rows = _data(read_hudi_snapshot(spark, base))
@@ -380,7 +380,7 @@ def test_append_keeps_every_index_and_hudi_finds_the_appended_keys(spark, templa
 
 
 def test_append_runs_inline_clustering_too(spark, template, tmp_path):
-    from hudi_cluster_core.ingest import append_file
+    from hudi_cluster_core.writer.ingest import append_file
     from hudi_cluster_core.table import load_table
 
     base = _copy(template, tmp_path)  # three commits by Hudi

@@ -30,7 +30,7 @@ import pytest
 from py4j.protocol import Py4JJavaError
 
 from hudi_cluster_core.api import cluster
-from hudi_cluster_core.io.bloom import BLOOM_FILTER_FOOTER_KEY, MAX_RECORD_KEY_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY
+from hudi_cluster_core.hashing.bloom_filter import BLOOM_FILTER_FOOTER_KEY, MAX_RECORD_KEY_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY
 from hudi_cluster_core.table.keygen import key_generator
 from tests.support.apache_hudi import (
     META_COLUMNS, commit_stats, completed_instants, read_hoodie_properties, read_hudi_snapshot, write_hudi_table,

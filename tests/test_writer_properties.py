@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hudi_cluster_core.io.bloom import (
+from hudi_cluster_core.hashing.bloom_filter import (
     BLOOM_FILTER_FOOTER_KEY, BLOOM_FILTER_TYPE_CODE_FOOTER_KEY, MAX_RECORD_KEY_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY,
     bloom_might_contain_many,
 )  # fmt: skip

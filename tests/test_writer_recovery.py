@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from hudi_cluster_core.table import load_table
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 from tests.support.apache_hudi import read_hudi_snapshot, small_file_rows
 from tests.support.readers import assert_same_rows, read_hudi_rs
 
@@ -31,7 +31,7 @@ def _pending(base: str) -> list[str]:
 
 def _killed_append(base: str, start: int) -> subprocess.CompletedProcess:
     script = textwrap.dedent(f"""
-        from hudi_cluster_core.write.append import append
+        from hudi_cluster_core.writer.append import append
         from tests.support.apache_hudi import small_file_rows
         append({base!r}, small_file_rows({start}, 30), **{ARGS!r})
     """)  # fmt: skip

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import posixpath
 
-from ..io.bloom import BLOOM_FILTER_FOOTER_KEY as FOOTER_KEY
-from ..io.bloom import BLOOM_FILTER_TYPE_CODE_FOOTER_KEY as TYPE_CODE_KEY
+from ..hashing.bloom_filter import BLOOM_FILTER_FOOTER_KEY as FOOTER_KEY
+from ..hashing.bloom_filter import BLOOM_FILTER_TYPE_CODE_FOOTER_KEY as TYPE_CODE_KEY
 from . import index_keys
 from .column_stats import footer_of
 from .commit_files import CommitFiles

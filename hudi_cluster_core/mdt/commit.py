@@ -1,7 +1,7 @@
 """Keeping the metadata table (MDT) with a data-table commit: what is kept, and the MDT deltacommit itself.
 
 Shared by every commit this project writes to the data table: the clustering's replacecommit (``run.commit``)
-and our writers' commits (``write.append``, ``write.upsert``). The order is Hudi's (docs/format.md#mdt-commit-order):
+and our writers' commits (``writer.append``, ``writer.upsert``). The order is Hudi's (docs/format.md#mdt-commit-order):
 the MDT deltacommit of the data instant ``T`` (requested, inflight, log files, completed) completes **before** the data
 instant does, so a reader never sees a completed data instant the MDT does not list.
 

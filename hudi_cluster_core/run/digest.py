@@ -4,7 +4,7 @@ Each Spark task keeps a :class:`GroupDigest` of the rows it is responsible for a
 schema, only its own key ranges when a group is split) and of the rows it hands to the parquet writer, and
 compares them when ``execute_group`` returns: the row counts, and an order-independent digest, the sum mod 2^64
 over the rows of a 64-bit hash of the whole row (record key and values). A row's hash mixes ``fmix`` over a sum of
-its columns' value codes (:mod:`hudi_cluster_core.io.row_hash`, every Arrow type), each offset and multiplied by
+its columns' value codes (:mod:`hudi_cluster_core.hashing.row_hash`, every Arrow type), each offset and multiplied by
 constants of the column's name; a null adds nothing, so a column added as null is no change. Sorting,
 re-partitioning and file rolling leave the digest alone; a value changed, moved to another row or column, lost or
 duplicated does not. The written files' footers must hold the rows their write stats say.
@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 
 from ..config import catalogue
 from ..errors import RewriteMismatch, RunFailed
-from ..io.row_hash import U64, fmix, name_seed, value_codes
+from ..hashing.row_hash import U64, fmix, name_seed, value_codes
 
 if TYPE_CHECKING:
     from ..io.storage import Storage

@@ -17,7 +17,7 @@ from ..table.ownership import Heartbeat, timeline_lock
 from ..table.keygen import key_generator
 from ..table.schema import check_sort_columns_in_schema, read_schema
 from ..mdt.partitions import disabled_by_config
-from . import outofcore
+from ..sort import out_of_core
 from .commit import commit_clustering
 from .rollback import pending_rollback_of, rollback_clustering
 from .spark import run_group_tasks
@@ -68,7 +68,7 @@ def build_tasks(
     options = ParquetOptions.from_hoodie(dict(config.raw))
     target = config.target_file_max_bytes
     settings = {k: str(v) for k, v in config.raw.items()}
-    budget = memory_budget or outofcore.memory_budget(settings)
+    budget = memory_budget or out_of_core.memory_budget(settings)
     spill_dir = config.task.spill_dir
     schema = read_schema(table)
     # virtual keys: made by the table's key generator (a bad key generator setting stops here, before any write)
@@ -89,15 +89,15 @@ def split_groups(tasks: list[GroupTask], input_bytes: list[int], *, cores: int, 
     idle; any other group stays one task. Only groups whose files could reach ``hudi.cluster.task.split.min.bytes``
     per task in memory have their footers read here."""
     idle = max(1, cores // max(1, len(tasks)))
-    min_unit = outofcore.split_min_bytes(tasks[0].settings) if tasks else outofcore.MIN_UNIT_BYTES
+    min_unit = out_of_core.split_min_bytes(tasks[0].settings) if tasks else out_of_core.MIN_UNIT_BYTES
     units: list[GroupTask] = []
     for task, size_on_disk in zip(tasks, input_bytes):
         count = 1
         # a file's rows take a few times its size in memory: footers are read only where a split is possible
         if idle > 1 and read_parallelism > 1 and size_on_disk * 8 >= 2 * min_unit:
             if call_hook(task.strategy, "execution_splits_group", task=task):
-                size = outofcore.measure_group(task)
-                count = outofcore.units_for_group(
+                size = out_of_core.measure_group(task)
+                count = out_of_core.units_for_group(
                     size, idle_cores=idle, read_parallelism=read_parallelism, min_unit_bytes=min_unit
                 )
         units.extend(replace(task, unit=unit, units=count) for unit in range(count))
@@ -112,7 +112,7 @@ def execute_plan(
 
     The caller owns the instant (``heartbeat``); a failure propagates and the caller rolls back."""
     pyspark_memory = spark.sparkContext.getConf().get("spark.executor.pyspark.memory") if spark is not None else None
-    budget = outofcore.memory_budget({k: str(v) for k, v in config.raw.items()}, pyspark_memory)
+    budget = out_of_core.memory_budget({k: str(v) for k, v in config.raw.items()}, pyspark_memory)
     tasks = build_tasks(table, plan, config, registry, memory_budget=budget)
     wait_ms = config.writer.lock_wait_time_ms
     with timeline_lock(table.storage, wait_ms):

@@ -29,7 +29,7 @@ from ..errors import PlanError
 from ..failpoints import failpoint
 from ..mdt import deltacommit as mdt_deltacommit
 from ..write.base_file import TEMP_DIR, marked_files
-from ..write.instant import WRITE_ACTIONS
+from ..writer.instant import WRITE_ACTIONS
 from ..table import HudiTable, Instant, State
 from ..mdt.commit import completion_after, write_metadata_deltacommit
 from ..mdt.commit_files import CommitFiles
@@ -64,7 +64,7 @@ def duplicate_copies(table: HudiTable, instant_time: str) -> set[str]:
 
     A copy a write still in flight is writing (its marker is in that write's marker folder) is left to its writer:
     deleting it under the writer would fail its write, and our upsert drops the copies of a clustering that is gone
-    when it commits (``write.bucket_upsert``)."""
+    when it commits (``writer.bucket_upsert``)."""
     found = set()
     view = table.view()
     for partition in view.partitions:

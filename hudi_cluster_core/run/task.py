@@ -26,7 +26,7 @@ from ..table.naming import parse_base_file, parse_log_file
 from ..table.schema import ReadSchema, RenameTree
 from ..write.base_file import META_COLUMNS, TEMP_DIR, ParquetOptions, WriteContext, write_base_file
 from ..write.rolling import RollingWriter
-from . import outofcore
+from ..sort import out_of_core
 from .virtual_keys import record_key_sort
 
 if TYPE_CHECKING:
@@ -88,14 +88,14 @@ class GroupTask:
         ``target_file_max_bytes``; returns their write stats. Within ``memory_budget``: a larger group spills
         to local disk, and a group split across tasks (``units > 1``) writes only this task's key ranges.
         Strategies that write this way say so with the ``execution_splits_group`` hook. ``key``: another row
-        order (a :class:`~hudi_cluster_core.run.spill.SortKey` that depends on each row alone)."""
+        order (a :class:`~hudi_cluster_core.sort.spill.SortKey` that depends on each row alone)."""
         key = key or record_key_sort(self.key_generator, list(columns), layout)
-        return outofcore.write_sorted(self, list(columns), layout, key)
+        return out_of_core.write_sorted(self, list(columns), layout, key)
 
     def input_batches(self) -> Iterator[pa.Table]:
         """The group's rows in batches of one schema (the group's), slice by slice, never a whole slice in memory.
         Rows read this way are not the rewrite check's input unless given to :meth:`note_input`."""
-        return (batch for _, batch in outofcore.slice_batches(self, outofcore.group_schema(self)))
+        return (batch for _, batch in out_of_core.slice_batches(self, out_of_core.group_schema(self)))
 
     def record_keys(self, rows: pa.Table) -> pa.ChunkedArray:
         """The record keys of ``rows`` (``_hoodie_record_key``, or the key generator's for virtual keys)."""
@@ -149,7 +149,7 @@ class GroupTask:
 
     def note_input(self, rows: pa.Table, mine: np.ndarray | None = None, select: Select | None = None) -> None:
         """For code that reads rows other than through :meth:`read_slices` / :meth:`read_arrow` (e.g.
-        ``outofcore.slice_batches``): ``rows`` are to be written (``mine``: those of them this task writes, as
+        ``out_of_core.slice_batches``): ``rows`` are to be written (``mine``: those of them this task writes, as
         ``select`` picks them). The rewrite check compares what was noted with what was written."""
         if self.digest is not None:
             self.digest.note_input(rows, mine, select)

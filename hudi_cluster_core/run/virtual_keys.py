@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from ..table.keygen import KeyGenerator
-from .spill import ColumnsKey
+from ..sort.spill import ColumnsKey
 
 RECORD_KEY = "_hoodie_record_key"
 

@@ -10,7 +10,7 @@ import pyarrow.parquet  # noqa: F401 - imported for the forked workers
 from pyspark.daemon import manager
 
 from . import task  # noqa: F401 - GroupTask, the writers, the readers
-from ..io import curves  # noqa: F401 - the sort orders
+from ..sort import curves  # noqa: F401 - the sort orders
 from ..write import gzip_pages  # noqa: F401
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ Checked for every generated group (``check_execution_strategy``; ``run_execution
   fixed part;
 * **the declared sort holds** (unless ``sorts=False``): with sort columns, rows are ordered within each file and
   the files are contiguous runs of that order; linear is a lexicographic order (nulls first), z-order and Hilbert
-  the curve key of :mod:`hudi_cluster_core.io.curves` (one sort column: linear). The sort columns come from the
+  the curve key of :mod:`hudi_cluster_core.sort.curves` (one sort column: linear). The sort columns come from the
   plan (``hoodie.clustering.plan.strategy.sort.columns`` in the group's strategy params), the layout from
   ``hoodie.layout.optimize.strategy``: a strategy that does not sort passes ``sorts=False``.
 
@@ -89,7 +89,7 @@ def execution_table(seed: int, commits: int, files: int, rows: int) -> tuple[str
     """A small COW table (two partitions) written by the append writer; built once per spec and process."""
     import numpy as np
 
-    from ..write.append import append
+    from ..writer.append import append
 
     base = f"{kit_dir()}/exec-{seed}-{commits}-{files}-{rows}"
     rng = np.random.default_rng(seed)
@@ -187,7 +187,7 @@ def _read_inputs(task: GroupTask) -> pa.Table:
 def _key_order(columns: list[str], layout: str):
     """A function table -> list of comparable sort keys (one per row) for the declared order."""
     if layout != "linear" and len(columns) > 1:
-        from ..io import curves
+        from ..sort import curves
 
         make = curves.zorder_keys if layout == "z-order" else curves.hilbert_keys
         return lambda table: make(table, columns).to_pylist()

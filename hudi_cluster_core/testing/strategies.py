@@ -132,7 +132,7 @@ def plan_table(name: str) -> tuple[str, tuple[FileSlice, ...]]:
     import pyarrow as pa
 
     from ..table import load_table
-    from ..write.append import append
+    from ..writer.append import append
 
     values, hive = PLAN_TABLES[name]
     base = f"{kit_dir()}/plan-{name}"

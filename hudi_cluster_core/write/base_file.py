@@ -25,7 +25,7 @@ from ..table import HudiTable
 from ..table import markers as table_markers
 from ..table.keygen import KeyGenerator
 from ..table.naming import make_base_file_name, new_file_id
-from ..io.bloom import bloom_footer
+from ..hashing.bloom_filter import bloom_footer
 from ..io.storage import Storage
 from . import gzip_pages
 

@@ -6,7 +6,7 @@
 * an archiver and a cleaner: Apache Hudi's timeline archival and cleaning (``tests/sim/archiver.py``,
   ``tests/sim/cleaner.py``), every two seconds, eight times each;
 * a writer: our upsert (``ingest.upsert``, with the seed's update strategy: ``allow`` or ``reject``) and our
-  append (``write.append``), a few batches in a row. Every batch has its own ``val``, so the rows a reader sees
+  append (``writer.append``), a few batches in a row. Every batch has its own ``val``, so the rows a reader sees
   tell which committed write they come from.
 
 A run that fails with a message (a conflict, a busy instant, an injected storage failure) is part of the game:
@@ -138,8 +138,8 @@ def _clustering(uri: str, runs, options) -> Callable[[], None]:
 
 
 def _writer(uri: str, writes: tuple[Write, ...], options) -> Callable[[], None]:
-    from hudi_cluster_core import ingest
-    from hudi_cluster_core.write.append import append
+    from hudi_cluster_core.writer import ingest
+    from hudi_cluster_core.writer.append import append
 
     from .runtime import InProcessSpark
 

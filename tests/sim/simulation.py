@@ -41,7 +41,7 @@ def base_table() -> tuple[dict[str, Obj], float]:
     """The objects of the initial table and the clock's time when it was done (built once per process)."""
     if not _BASE:
         from hudi_cluster_core.io.storage import Storage
-        from hudi_cluster_core.write.append import append, create_table
+        from hudi_cluster_core.writer.append import append, create_table
 
         from .metadata_setup import add_metadata_table
 
@@ -117,7 +117,7 @@ def run_schedule(seed: int, steps: list[Step] | None = None, *, fault_rate: floa
 def check_after(world: World, clock: SimClock, plan: Plan) -> list[str]:
     """The invariants, around what the next run does first (undo failed writes, recover failed clusterings)."""
     from hudi_cluster_core.run.recovery import Ownership, recover
-    from hudi_cluster_core.write.instant import undo_failed_writes
+    from hudi_cluster_core.writer.instant import undo_failed_writes
 
     from .cleaner import clean
 

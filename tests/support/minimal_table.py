@@ -1,5 +1,5 @@
 """The smallest real Hudi table for property tests: ``hoodie.properties`` written by our append writer's
-``create_table`` (v9, non-partitioned, metadata table off), and commits through ``write.instant`` as our writers
+``create_table`` (v9, non-partitioned, metadata table off), and commits through ``writer.instant`` as our writers
 make them, so hudi-rs reads it as any table: through its timeline, file listing and commit metadata.
 
 Rows are the writers' rows: Hudi's five meta columns, then the record key column ``_key``, then the data columns.
@@ -14,9 +14,9 @@ import pyarrow as pa
 from hudi_cluster_core import javaprops
 from hudi_cluster_core.io.storage import Storage
 from hudi_cluster_core.table import load_table
-from hudi_cluster_core.write.append import create_table, with_meta_columns
+from hudi_cluster_core.writer.append import create_table, with_meta_columns
 from hudi_cluster_core.write.avro_schema import arrow_to_avro_schema
-from hudi_cluster_core.write.instant import complete_commit, writing
+from hudi_cluster_core.writer.instant import complete_commit, writing
 
 KEY = "_key"  # never a name arrow_strategies.names draws
 TABLE_NAME = "props"

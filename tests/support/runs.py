@@ -13,7 +13,7 @@ from pathlib import Path
 from hudi_cluster_core.failpoints import ENV, PAUSE_ENV
 from hudi_cluster_core.table import load_table
 from hudi_cluster_core.table.naming import parse_base_file
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 from tests.support.apache_hudi import small_file_rows
 
 SORT = "hoodie.clustering.plan.strategy.sort.columns=c_int"

@@ -159,12 +159,12 @@ def expected_values(outcomes: list[Outcome]) -> dict[str, str]:
 
 
 def _append_writer(base: str, batch: int, rows: pa.Table) -> str:
-    """``hudi_cluster_core.write.append``. It takes no lock itself, so here it runs inside our timeline lock with
+    """``hudi_cluster_core.writer.append``. It takes no lock itself, so here it runs inside our timeline lock with
     Apache Hudi's file-system lock (what a writer beside OCC writers must hold while it commits)."""
     from hudi_cluster_core.io.storage import Storage
     from hudi_cluster_core.table.lock_provider import PROVIDER_KEY, lock_file_for, use_lock_file
     from hudi_cluster_core.table.ownership import timeline_lock
-    from hudi_cluster_core.write.append import append
+    from hudi_cluster_core.writer.append import append
 
     storage = Storage(base)
     use_lock_file(storage, lock_file_for(storage, {PROVIDER_KEY: FS_LOCK}))
@@ -177,7 +177,7 @@ def _upsert_writer(base: str, batch: int, rows: pa.Table, strategy: str) -> str:
     soak's update strategy and Apache Hudi's file-system lock, as Hudi's writers here are configured."""
     from pyspark.sql import SparkSession
 
-    from hudi_cluster_core.ingest import upsert
+    from hudi_cluster_core.writer.ingest import upsert
     from hudi_cluster_core.table.lock_provider import PROVIDER_KEY
 
     options = {PROVIDER_KEY: FS_LOCK, "hoodie.clustering.updates.strategy": STRATEGIES[strategy],

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from hudi_cluster_core.api import cluster
 from hudi_cluster_core.run.spark import get_spark
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 from hudi_cluster_hot_partitions import LOOKBACK_COMMITS_KEY, TOP_N_KEY
 
 

@@ -14,7 +14,7 @@ from test_end_to_end import OURS, both_readers, rings
 
 from hudi_cluster_core.api import cluster
 from hudi_cluster_core.errors import UpdateRejected, WriteConflict
-from hudi_cluster_core.ingest import upsert
+from hudi_cluster_core.writer.ingest import upsert
 from hudi_cluster_core.table import load_table
 from tests.support.apache_hudi import hudi_upsert, make_updates, read_hudi_snapshot, small_file_rows
 
@@ -144,7 +144,7 @@ def test_a_killed_write_is_undone_by_the_next_and_readers_never_see_it(spark, tm
     _table(spark, base)
     before = both_readers(spark, base)
     script = textwrap.dedent(f"""
-        from hudi_cluster_core.ingest import upsert
+        from hudi_cluster_core.writer.ingest import upsert
         from tests.support.apache_hudi import make_updates, small_file_rows
         upsert({base!r}, make_updates(small_file_rows(0, 500), tag="killed"), {SPLIT!r})
     """)  # fmt: skip

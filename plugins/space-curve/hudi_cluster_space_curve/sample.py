@@ -165,7 +165,7 @@ def _ascending(keys: pa.Table) -> pa.Array:
 
 @dataclass(frozen=True)
 class SampleCurveKey:
-    """The SAMPLE curve as the core's sort key (:class:`hudi_cluster_core.run.spill.SortKey`).
+    """The SAMPLE curve as the core's sort key (:class:`hudi_cluster_core.sort.spill.SortKey`).
 
     A group sorted in memory samples its own rows (seeded, as :func:`sample_sort_indices`). A group sorted out
     of core first gets ``sample_size`` rows spread evenly over the group (``with_sample``): every row's key is

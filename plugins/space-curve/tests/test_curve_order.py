@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 from hudi import HudiTable
 from hudi_cluster_core.api import cluster
-from hudi_cluster_core.io.curves import hilbert_keys, zorder_keys
+from hudi_cluster_core.sort.curves import hilbert_keys, zorder_keys
 from hudi_cluster_core.run.spark import get_spark
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 
 COLUMNS = ["x", "y"]
 

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 from hudi import HudiTable
 from hudi_cluster_core.api import cluster
 from hudi_cluster_core.run.spark import get_spark
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 
 COMMITS, FILES_PER_COMMIT, ROWS_PER_COMMIT = 6, 2, 4000
 QUERY_SIDE = 0.1  # each query selects ~1% of the unit square

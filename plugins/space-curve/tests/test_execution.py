@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from hudi_cluster_core.errors import ConfigError, PlanError
-from hudi_cluster_core.io.curves import hilbert_keys, sort_rows, zorder_keys
+from hudi_cluster_core.sort.curves import hilbert_keys, sort_rows, zorder_keys
 
 from hudi_cluster_space_curve import SpaceCurveExecutionStrategy, order_rows, params_for
 from hudi_cluster_space_curve.execution import group_seed

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hudi_cluster_core.io.curves import hilbert_transposed
+from hudi_cluster_core.sort.curves import hilbert_transposed
 
 from hudi_cluster_space_curve.sample import (
     boundary_ranks, interleaved_words, range_boundaries, sample_curve_words, sample_positions, stretched_ranks,

@@ -1,6 +1,6 @@
 """Runs of rows spilled to local disk by key range, and their sorted write within a memory allowance.
 
-:mod:`.outofcore` routes a group's rows into key ranges (:class:`RangeSpill`); each range is then written in
+:mod:`.out_of_core` routes a group's rows into key ranges (:class:`RangeSpill`); each range is then written in
 key order by :func:`write_run`. A range holds at most ``allowance`` bytes of rows in memory when it is sorted:
 one whose rows turn out larger (the size estimate was off, the sample unlucky) is cut again, from a sample of its
 own spill file, until every piece fits. Sorted rows go to the writer one row group at a time (a ``take`` of the
@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterator, Protocol
 import numpy as np
 import pyarrow as pa
 
-from ..io.curves import curve_sort_indices, sort_key_table
-from .ranges import choose_boundaries, range_of_rows, stride_positions
+from .curves import curve_sort_indices, sort_key_table
+from .key_ranges import choose_boundaries, range_of_rows, stride_positions
 
 # A range sorted in memory holds the rows, its sort order and one sorted row group at a time: half the budget
 # for the rows leaves the other half for the sort keys, the output row group, the open file's record keys and
@@ -67,7 +67,7 @@ class SortKey(Protocol):
 
 @dataclass(frozen=True)
 class ColumnsKey:
-    """The sort columns in a layout (linear, DIRECT z-order or Hilbert) as :mod:`..io.curves` orders them."""
+    """The sort columns in a layout (linear, DIRECT z-order or Hilbert) as :mod:`.curves` orders them."""
 
     columns: list[str]
     layout: str

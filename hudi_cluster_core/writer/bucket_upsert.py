@@ -12,7 +12,7 @@
    see that copy only once the clustering completes, merged on top of its new base file.
 4. **Write** one log file (one Avro data block) per file group, each a unit of work (``run_units``: here, or as
    Spark tasks); readers merge it with the slice by the ordering field, as for Hudi's own log files.
-5. **Commit** (``write.instant``, action ``deltacommit``): under the timeline lock, a clustering that completed
+5. **Commit** (``writer.instant``, action ``deltacommit``): under the timeline lock, a clustering that completed
    meanwhile and replaced a file group this write appended to fails the write (its log would be hidden), unless
    the records were duplicated into that very clustering's buckets; then the metadata table (``files``
    partition) and the completed deltacommit. A failure anywhere undoes the instant.
@@ -40,7 +40,7 @@ from ..io.storage import Storage
 from ..table.schema import table_schema
 from .append import key_and_partition, partition_values, with_meta_columns, write_partition_metadata
 from .instant import complete_commit, writing
-from .log_file import avro_data_block, write_log_file, writer_schema
+from ..write.log_file import avro_data_block, write_log_file, writer_schema
 from .bloom_index import RunUnits, run_in_process
 from .upsert import KEY, _latest_per_key, _ordering_field, _write_token
 

@@ -1,7 +1,7 @@
 """Key ranges of a clustering group: boundaries from a sample of sort keys, and each row's range.
 
 A group too big for one task's memory, or big enough to keep several cores busy, is cut into ranges of its
-sort key. The keys are :func:`hudi_cluster_core.io.curves.sort_key_table` rows (linear values, or z-order /
+sort key. The keys are :func:`hudi_cluster_core.sort.curves.sort_key_table` rows (linear values, or z-order /
 Hilbert curve words), which depend on the row alone, so every task of the group computes the same key for a
 row and the same boundaries from the same sample. Range ``i`` holds the keys ``b[i-1] <= key < b[i]``: equal
 keys always land in one range, so the ranges written one after the other keep the group's sort order.

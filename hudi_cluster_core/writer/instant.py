@@ -33,7 +33,7 @@ from ..failpoints import failpoint
 from ..table import FileGroupId, HudiTable
 from ..table.ownership import Heartbeat, heartbeat_path, heartbeat_state, timeline_lock
 from ..table.timeline import Timeline
-from .base_file import TEMP_DIR, marked_files
+from ..write.base_file import TEMP_DIR, marked_files
 
 log = logging.getLogger(__name__)
 

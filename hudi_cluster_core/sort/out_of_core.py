@@ -6,7 +6,7 @@ split across tasks) is read, sorted and written in memory. Otherwise the task wo
 
 1. **Boundaries.** Every task of the group reads the same deterministic sample (evenly spaced rows of the key
    columns only, from the base files' footers on) and cuts it into ``units * buckets`` key ranges
-   (:mod:`.ranges`); sort keys depend on the row alone, so all tasks agree on every row's range. A key fitted to
+   (:mod:`.key_ranges`); sort keys depend on the row alone, so all tasks agree on every row's range. A key fitted to
    the data (Hudi's SAMPLE curves) is fitted first, to its own sample of the same kind.
 2. **Route.** The group is read slice by slice in batches (:func:`slice_batches`: a base file by row group, a MOR
    slice merged by hudi-rs's streaming reader, never a whole slice); each row goes to its range. A task keeps only
@@ -37,7 +37,7 @@ from ..config import catalogue
 from ..config.sort_columns import check_sort_columns
 from ..errors import PlanError
 from ..write.base_file import META_COLUMNS
-from .ranges import choose_boundaries
+from .key_ranges import choose_boundaries
 from .spill import RANGE_FILL, RANGE_SHARE, SAMPLE_ROWS_PER_RANGE, ColumnsKey, RangeSpill, SortKey, routed, sample_rows, write_run
 from .spill import write_ordered
 
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ..plan.avro_plan import InputSlice, PlanGroup
     from ..table.schema import ReadSchema
     from ..write.rolling import RollingWriter
-    from .digest import Select
+    from ..run.digest import Select
 
 # Below this many bytes (in memory) per task a split costs more (every task reads the whole group) than it saves:
 # the default of hudi.cluster.task.split.min.bytes.

@@ -5,7 +5,7 @@ batch gets ``files_per_partition`` new file groups. This is how fast ingestion l
 and it is a valid commit for Apache Hudi and hudi-rs alike: same instant files, meta columns and footers Hudi
 writes (docs/format.md#timeline, #file-names, #v6-commit-json, #parquet-base-files). The metadata table is kept as
 Hudi's insert keeps it (``files``, ``column_stats``, ``partition_stats``, ``bloom_filters``, and ``record_index`` for
-the new keys; ``write.instant``).
+the new keys; ``writer.instant``).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ import pyarrow.compute as pc
 
 from .. import javaprops
 from ..errors import ConfigError
-from .base_file import ParquetOptions, WriteContext, write_base_file
+from ..write.base_file import ParquetOptions, WriteContext, write_base_file
 from ..io.storage import Storage, open_storage
 from ..table import HudiTable, load_table
 from ..table.naming import make_write_token
 from ..table.properties import PROPERTIES_FILE
-from .avro_schema import arrow_to_avro_schema
+from ..write.avro_schema import arrow_to_avro_schema
 from .instant import complete_commit, writing
 
 
@@ -128,9 +128,9 @@ def append(
     heartbeat_ms: tuple[int, int] = (60000, 2),
 ) -> dict:
     """Insert ``rows`` as new file groups in one commit; creates the table on first use. Returns a summary.
-    The metadata table is kept (``write.instant``); ``metadata_enable=False`` drops it, as Hudi does.
+    The metadata table is kept (``writer.instant``); ``metadata_enable=False`` drops it, as Hudi does.
     ``lock_wait_ms``: how long to wait for the timeline lock (``hoodie.write.lock.wait_time_ms``);
-    ``heartbeat_ms``: the write's heartbeat interval and tolerable misses (``write.instant.writing``)."""
+    ``heartbeat_ms``: the write's heartbeat interval and tolerable misses (``writer.instant.writing``)."""
     storage = storage_for(base_path)
     if not storage.exists(storage.join(".hoodie", PROPERTIES_FILE)):
         create_table(

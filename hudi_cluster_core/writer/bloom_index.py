@@ -6,7 +6,7 @@ in its own partition only):
 1. **prune by key range**: each latest base file's footer carries its min and max record key
    (``hoodie_min_record_key``/``hoodie_max_record_key``); a key outside a file's range is not in it;
 2. **prune by bloom filter**: the footer's bloom filter (``org.apache.hudi.bloomfilter``, bit-exact with Hudi's,
-   ``io.bloom``) is tested against the remaining keys, all at once;
+   ``hashing.bloom_filter``) is tested against the remaining keys, all at once;
 3. **confirm**: the candidate file's ``_hoodie_record_key`` column is read and the exact keys kept (a bloom filter
    has false positives). Confirming is the expensive step: each candidate file is one unit of work, run where the
    caller says (``run_units``: in this process, or as Spark tasks).
@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..io.bloom import BLOOM_FILTER_FOOTER_KEY, MAX_RECORD_KEY_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY, bloom_might_contain_many
+from ..hashing.bloom_filter import BLOOM_FILTER_FOOTER_KEY, MAX_RECORD_KEY_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY, bloom_might_contain_many
 from ..io.storage import Storage
 from ..table import FileSlice
 

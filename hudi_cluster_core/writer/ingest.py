@@ -1,6 +1,6 @@
 """The writer's Python API: ``upsert()``, the COW upsert on Spark, then inline clustering when configured.
 
-The writer itself (``write.upsert``) neither plans nor runs clustering; this entry point gives it what only the
+The writer itself (``writer.upsert``) neither plans nor runs clustering; this entry point gives it what only the
 upper layers know:
 
 * **the update strategy** (``hoodie.clustering.updates.strategy``, a short name or Hudi's Java class name,
@@ -9,7 +9,7 @@ upper layers know:
   written, naming the file groups; ``allow`` writes, and the clustering finds the conflict at its commit (the
   writer wins, ``run.conflicts``); ``duplicate`` is for consistent-bucket writers: with
   ``hoodie.index.type=BUCKET`` and ``hoodie.index.bucket.engine=CONSISTENT_HASHING`` the upsert is the MOR log
-  writer (``write.bucket_upsert``), routed by the consistent-bucket plugin, which writes such records to their
+  writer (``writer.bucket_upsert``), routed by the consistent-bucket plugin, which writes such records to their
   bucket and to their bucket after the clustering; the BLOOM-index writer refuses it with one line, before
   anything is written;
 * **Spark**: the confirm step of the bloom index and each file group's rewrite run as Spark tasks (one per unit,
@@ -30,16 +30,16 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .config import catalogue
-from .api import Mode, cluster
-from .errors import ConfigError, PlanError, TableError, UpdateRejected
-from .mdt.partitions import disabled_by_config
-from .plan.model import UpdateContext
-from .plugins import StrategyRegistry, call_hook, default_registry
-from .io.storage import open_storage
-from .table import FileGroupId, HudiTable, load_table
-from .table.lock_provider import check_commit_safety, lock_file_for, use_lock_file
-from .table.timeline import retry_when_timeline_changes
+from ..config import catalogue
+from ..api import Mode, cluster
+from ..errors import ConfigError, PlanError, TableError, UpdateRejected
+from ..mdt.partitions import disabled_by_config
+from ..plan.model import UpdateContext
+from ..plugins import StrategyRegistry, call_hook, default_registry
+from ..io.storage import open_storage
+from ..table import FileGroupId, HudiTable, load_table
+from ..table.lock_provider import check_commit_safety, lock_file_for, use_lock_file
+from ..table.timeline import retry_when_timeline_changes
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ def _consistent_bucket_index(raw: Mapping[str, str]) -> bool:
 
 def _bucket_upsert(base_path, rows: pa.Table, raw: dict[str, str], registry: StrategyRegistry, config, run_units) -> dict:
     """The MOR log writer, records routed by the consistent-bucket execution strategy's ``bucket_file_ids``."""
-    from .write.bucket_upsert import upsert as write_bucket_upsert
+    from .bucket_upsert import upsert as write_bucket_upsert
 
     strategy = registry.resolve("execution", "consistent-bucket", config_key="hoodie.index.bucket.engine")
 
@@ -103,8 +103,8 @@ def _roll_back_clusterings(base_path, config, instants: list[str]) -> None:
     """``hoodie.clustering.rollback.pending.replacecommit.on.conflict=true`` with an update strategy that allows the
     update: the writer rolls back the pending clusterings of the file groups it updates before it writes, as
     Hudi's writer does. One that completed meanwhile can't be rolled back; the writer then finds its file groups
-    replaced at its commit and fails (``write.instant``)."""
-    from .run.rollback import rollback_clustering
+    replaced at its commit and fails (``writer.instant``)."""
+    from ..run.rollback import rollback_clustering
 
     for instant in instants:
         log.warning("rolling back pending clustering %s: this write updates its file groups and %s=true", instant,
@@ -164,8 +164,8 @@ def upsert(
     clustering when configured. ``options`` are Hudi keys (writer, metadata and ``hoodie.clustering.*`` keys),
     over ``hoodie_conf``, over ``props_file``. Returns the writer's summary, with ``clustering`` (the inline
     clustering's result, or None). Bad input raises a HudiClusterError before anything is written."""
-    from .config import load_config
-    from .write.upsert import upsert as write_upsert
+    from ..config import load_config
+    from .upsert import upsert as write_upsert
 
     registry = registry or default_registry()
     config = load_config(props_file, list(hoodie_conf), dict(options or {}))
@@ -173,7 +173,7 @@ def upsert(
     _take_hudi_lock_too(base_path, raw)
 
     def session():
-        from .api import _session
+        from ..api import _session
 
         return _session(spark_master, {})
 
@@ -210,10 +210,10 @@ def _inline_clustering(base_path, config, raw: dict[str, str], spark_or_factory)
 
 def append_file(base_path, input_path, *, props_file=None, hoodie_conf: Sequence[str] = (), spark_master=None,
                 **kwargs) -> dict:  # fmt: skip
-    """``hudi-cluster append``: rows from a parquet file as new file groups (``write.append``), then inline
+    """``hudi-cluster append``: rows from a parquet file as new file groups (``writer.append``), then inline
     clustering when the config asks for it, as after an upsert."""
-    from .config import load_config
-    from .write.append import append
+    from ..config import load_config
+    from .append import append
 
     config = load_config(props_file, list(hoodie_conf), {})
     raw = {k: str(v) for k, v in config.raw.items()}
@@ -224,7 +224,7 @@ def append_file(base_path, input_path, *, props_file=None, hoodie_conf: Sequence
                      **kwargs)  # fmt: skip
 
     def session():
-        from .api import _session
+        from ..api import _session
 
         return _session(spark_master, {})
 

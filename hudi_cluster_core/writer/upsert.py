@@ -4,17 +4,17 @@
    types those of the table's base files): a mismatch is one :class:`~hudi_cluster_core.errors.ConfigError`,
    before anything is written. Duplicate keys in the batch are combined first, the highest ordering value wins
    (Hudi's ``combine.before.upsert``).
-2. **Tag** with the BLOOM index (``write.bloom_index``): which keys already live in which file group.
+2. **Tag** with the BLOOM index (``writer.bloom_index``): which keys already live in which file group.
 3. **Consult the update strategy**: keys bound to file groups under pending clustering are handed to the
    caller's ``on_pending_clustering`` (the entry layer resolves ``hoodie.clustering.updates.strategy``), which
    raises to reject the write; still nothing is written.
-4. **Profile** the work (``write.workload``): updated file groups rewritten once, inserts packed into small
+4. **Profile** the work (``writer.workload``): updated file groups rewritten once, inserts packed into small
    files or new file groups.
 5. **Write** each file group as one unit of work (``run_units``: here, or as Spark tasks): a new base file in the
    same file group with the new instant, the COW merge honouring the ordering field (an incoming record replaces
    the stored one unless the stored ordering value is greater, as Hudi's ``DefaultHoodieRecordPayload``; without
    an ordering field the incoming record wins); rows the batch does not change are copied as they are.
-6. **Commit** (``write.instant``): the MDT is kept (the record index gets the inserted keys; updated keys keep
+6. **Commit** (``writer.instant``): the MDT is kept (the record index gets the inserted keys; updated keys keep
    their file group, so their entries stay), then the completed ``commit`` with Hudi's write stats
    (``numUpdateWrites``, ``numInserts``, ``prevCommit``...). A failure anywhere undoes the instant.
 """
@@ -39,8 +39,8 @@ from ..table import FileGroupId, HudiTable, load_table
 from ..table.naming import make_write_token
 from ..table.schema import table_schema
 from .append import key_and_partition, partition_values, with_meta_columns, write_partition_metadata
-from .avro_schema import arrow_to_avro_schema
-from .base_file import META_COLUMNS, ParquetOptions, WriteContext, write_base_file
+from ..write.avro_schema import arrow_to_avro_schema
+from ..write.base_file import META_COLUMNS, ParquetOptions, WriteContext, write_base_file
 from .bloom_index import RunUnits, locate_keys, run_in_process
 from .instant import complete_commit, writing
 from .workload import FileGroupWork, Sizing, profile_partition
