@@ -24,9 +24,9 @@ from typing import Any
 
 from .errors import ConfigError, HudiClusterError, Interrupted, PluginError, TimelineChanged
 from .table import HudiTable, load_table
+from .table.timeline import DATA_WRITE_ACTIONS
 
 log = logging.getLogger(__name__)
-WRITE_ACTIONS = ("commit", "deltacommit")
 
 
 def writes_since_last_clustering(table: HudiTable) -> int:
@@ -34,7 +34,7 @@ def writes_since_last_clustering(table: HudiTable) -> int:
     timeline = table.timeline
     clusterings = [i.time for i in timeline.pending_clustering] + [i.time for i in timeline.completed_clustering]
     newest = max(clusterings, default="")
-    return sum(1 for i in timeline.completed(WRITE_ACTIONS) if i.time > newest)
+    return sum(1 for i in timeline.completed(DATA_WRITE_ACTIONS) if i.time > newest)
 
 
 @dataclass

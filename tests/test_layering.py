@@ -1,4 +1,4 @@
-"""The core's imports go one way: foundation → table (view last) → write, plan → run → commit → driver → entry.
+"""The core's imports go one way: foundation → table (view last) → write, plan → sort → run → commit → driver → entry.
 
 Every ``import`` and ``from … import`` of ``hudi_cluster_core`` is read with ``ast`` (those inside functions and
 ``TYPE_CHECKING`` blocks included: a lazy import reaching back up is still a cycle in the design). Nothing is
@@ -18,23 +18,37 @@ REPO = Path(__file__).resolve().parents[1]
 ROOT = REPO / PACKAGE
 
 # A module may import modules of its own rank or below, never above.
-FOUNDATION, TABLE, WRITE, PLAN, RUN, COMMIT, DRIVER, ENTRY = range(8)
+FOUNDATION, TABLE, WRITE, PLAN, SORT, RUN, COMMIT, DRIVER, ENTRY = range(9)
 RANKS = {
     "errors": FOUNDATION, "failpoints": FOUNDATION, "interrupts": FOUNDATION, "javaprops": FOUNDATION,
     "config": FOUNDATION, "hookspecs": FOUNDATION, "avro": FOUNDATION, "io": FOUNDATION, "layout": FOUNDATION,
     "clock": FOUNDATION,
+    "hashing": FOUNDATION,  # the footer bloom filter and the rewrite check's row codes: hashes, no files
     "plugins": PLAN,  # discovery and the one way hooks are called; the core defaults (plan.defaults) are a plugin
     "protocols": PLAN,  # the strategy interfaces, whose optional hooks are the plan defaults
     "table": TABLE,
-    "write": WRITE,  # base files, markers, the append writer: rows out, no plans
+    "write": WRITE,  # the clustering's file writer: base files, log files, markers; rows out, no plans
     "mdt": WRITE,  # the metadata table's HFile, log blocks, records and deltacommit: table-level writes, no plans
+    "writer": WRITE,  # our own table writers (append, upsert) and their commits: rows in, no plans, no clustering
+    "writer.ingest": ENTRY,  # the writers' entry point: the update strategies' hooks, then inline clustering
     "plan": PLAN,
+    "sort": SORT,  # sort keys, key ranges and the out-of-core sort of a group: what a task runs, no Spark
     "run": RUN,
     "run.commit": COMMIT,
     "run.execute": DRIVER,  # runs the tasks, then commits
-    "api": ENTRY, "cli": ENTRY, "demo": ENTRY, "show": ENTRY, "testing": ENTRY, "sdk": ENTRY, "service": ENTRY, "ingest": ENTRY,
+    "api": ENTRY, "cli": ENTRY, "demo": ENTRY, "show": ENTRY, "testing": ENTRY, "sdk": ENTRY, "service": ENTRY,
     "": ENTRY,
 }  # fmt: skip
+# Our writers are not part of the clustering: no module of the clustering engine imports writer/. Only these
+# may, each for a stated reason.
+WRITER_USERS = {
+    "": "the package's public names append and upsert",
+    "cli": "the append and upsert commands",
+    "demo": "writes the demo's table",
+    "testing": "the strategy kit writes the tables it tests on",
+}
+# The sort keys and key ranges depend on a row's values alone: they know no table, file, plan or task.
+SORT_KEYS = ("sort.curves", "sort.curve_bits", "sort.curve_values", "sort.key_ranges", "sort.spill")
 # The only upward imports, each for a stated reason (none left: config learns the plugins' keys through
 # config.strategy_params, where plugins.py adds its loader).
 EXCEPTIONS: dict[tuple[str, str], str] = {}
@@ -114,6 +128,19 @@ def test_the_graph_is_read():
 def test_no_module_imports_a_higher_layer(module):
     upward = sorted(t for t in GRAPH[module] if rank(t) > rank(module) and (module, t) not in EXCEPTIONS)
     assert not upward, f"{PACKAGE}.{module} (layer {rank(module)}) imports higher layers: {upward}"
+
+
+def test_the_clustering_never_imports_the_writers():
+    found = sorted((m, t) for m, targets in GRAPH.items() for t in targets
+                   if t.split(".")[0] == "writer" and m.split(".")[0] not in ("writer", *WRITER_USERS))  # fmt: skip
+    assert not found, f"the clustering imports our writers: {found}"
+    assert "writer.append" in GRAPH["demo"] and "writer.instant" in GRAPH["writer.upsert"]  # the check reads them
+
+
+def test_sort_keys_depend_on_values_alone():
+    for module in SORT_KEYS:
+        beyond = sorted(t for t in GRAPH[module] if rank(t) != FOUNDATION and not t.startswith("sort."))
+        assert not beyond, f"{module} imports {beyond}"
 
 
 def test_plan_and_write_are_independent():

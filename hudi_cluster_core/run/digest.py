@@ -27,7 +27,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from ..config import catalogue
 from ..errors import RewriteMismatch, RunFailed
 from ..hashing.row_hash import U64, fmix, name_seed, value_codes
+from ..sort.key_ranges import Select
 
 if TYPE_CHECKING:
     from ..io.storage import Storage
@@ -52,7 +53,6 @@ BUCKET_BITS = 12  # key-hash buckets of the example search: one differing bucket
 _VALUE, _ROW = U64(0xD6E8FEB86659FD93), U64(0xA0761D6478BD642F)
 MASK = (1 << 64) - 1
 
-Select = Callable[[pa.Table], np.ndarray]  # which rows of a group batch a task writes (a split group's key ranges)
 T = TypeVar("T", bound="Checked")
 
 

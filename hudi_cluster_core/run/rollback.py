@@ -29,7 +29,6 @@ from ..errors import PlanError
 from ..failpoints import failpoint
 from ..mdt import deltacommit as mdt_deltacommit
 from ..write.base_file import TEMP_DIR, marked_files
-from ..writer.instant import WRITE_ACTIONS
 from ..table import HudiTable, Instant, State
 from ..mdt.commit import completion_after, write_metadata_deltacommit
 from ..mdt.commit_files import CommitFiles
@@ -38,6 +37,7 @@ from ..table import markers as table_markers
 from ..table.metadata_table import metadata_partitions
 from ..table.naming import parse_base_file, parse_log_file
 from ..table.ownership import timeline_lock
+from ..table.timeline import DATA_WRITE_ACTIONS
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def duplicate_copies(table: HudiTable, instant_time: str) -> set[str]:
         return found
     writing = set()
     for pending in table.timeline.pending():
-        if pending.time != instant_time and pending.action in WRITE_ACTIONS:
+        if pending.time != instant_time and pending.action in DATA_WRITE_ACTIONS:
             writing |= table_markers.marked_files(table.storage, pending.time)
     return found - writing
 

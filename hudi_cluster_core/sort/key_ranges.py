@@ -9,9 +9,13 @@ keys always land in one range, so the ranges written one after the other keep th
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+Select = Callable[[pa.Table], np.ndarray]  # which rows of a group batch a task writes (a split group's key ranges)
 
 
 def _ascending(keys: pa.Table) -> list[tuple[str, str]]:

@@ -37,7 +37,7 @@ from ..config import catalogue
 from ..config.sort_columns import check_sort_columns
 from ..errors import PlanError
 from ..write.base_file import META_COLUMNS
-from .key_ranges import choose_boundaries
+from .key_ranges import Select, choose_boundaries
 from .spill import RANGE_FILL, RANGE_SHARE, SAMPLE_ROWS_PER_RANGE, ColumnsKey, RangeSpill, SortKey, routed, sample_rows, write_run
 from .spill import write_ordered
 
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from ..plan.avro_plan import InputSlice, PlanGroup
     from ..table.schema import ReadSchema
     from ..write.rolling import RollingWriter
-    from ..run.digest import Select
 
 # Below this many bytes (in memory) per task a split costs more (every task reads the whole group) than it saves:
 # the default of hudi.cluster.task.split.min.bytes.

@@ -28,6 +28,7 @@ ACTIONS = (
     "compaction", "logcompaction", "restore", "indexing", "schemacommit",
 )  # fmt: skip
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
+DATA_WRITE_ACTIONS = ("commit", "deltacommit")  # a writer's, COW and MOR (a clustering writes replacecommits)
 log = logging.getLogger(__name__)
 # how often a write or a clustering reads the table again when a timeline file it listed vanished under it (Hudi's
 # archival or a rollback by another writer, both legitimate while writers run beside each other)

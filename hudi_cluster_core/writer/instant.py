@@ -32,13 +32,12 @@ from ..errors import WriteConflict
 from ..failpoints import failpoint
 from ..table import FileGroupId, HudiTable
 from ..table.ownership import Heartbeat, heartbeat_path, heartbeat_state, timeline_lock
-from ..table.timeline import Timeline
+from ..table.timeline import DATA_WRITE_ACTIONS, Timeline
 from ..write.base_file import TEMP_DIR, marked_files
 
 log = logging.getLogger(__name__)
 
 
-WRITE_ACTIONS = ("commit", "deltacommit")  # a COW writer's, a MOR writer's
 
 
 def instant_files(timeline: Timeline, instant: str, completion: str | None, action: str = "commit") -> tuple[str, str, str]:
@@ -93,7 +92,7 @@ def undo_failed_writes(table: HudiTable, interval_ms: int, misses: int) -> list[
     """Undo every pending ``commit`` whose heartbeat is one of our writers' and expired; returns their times."""
     undone = []
     for instant in table.reload().timeline.pending():
-        if instant.action not in WRITE_ACTIONS or not _our_heartbeat(table, instant.time):
+        if instant.action not in DATA_WRITE_ACTIONS or not _our_heartbeat(table, instant.time):
             continue
         state = heartbeat_state(table.storage, instant.time, interval_ms, misses)
         if state.exists and not state.live:
