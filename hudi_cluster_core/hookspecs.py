@@ -4,7 +4,7 @@ A plugin distribution exposes a module under the entry-point group ``hudi_cluste
 implements :func:`hudi_cluster_strategies`, returning strategy objects; each strategy object implements hooks of
 its kind (``plan``, ``execution`` or ``update``) as methods marked with :data:`hookimpl`.
 
-Every strategy object carries these attributes (see :class:`hudi_cluster_core.plugins.StrategyInfo`):
+Every strategy object carries these attributes (see :class:`hudi_cluster_core.protocols.StrategyInfo`):
 ``name`` (short name, e.g. ``"size-based"``), ``kind``, ``java_class_names`` (the Hudi class names users
 already configure, e.g. ``org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy``),
 ``params_model`` (a :class:`hudi_cluster_core.config.StrategyParams` subclass, or ``None``) and ``summary``.

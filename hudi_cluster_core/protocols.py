@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Protocol, Sequence
 
 from . import hookspecs
@@ -90,6 +91,23 @@ KIND_HOOKS = {
 REQUIRED_HOOKS = {"plan": ("plan_group_slices",), "execution": ("execute_group",), "update": ("update_decide",)}
 OPTIONAL_HOOKS = {kind: tuple(h for h in hooks if h not in REQUIRED_HOOKS[kind]) for kind, hooks in KIND_HOOKS.items()}
 IMPL_MARK = hookspecs.PROJECT_NAME + "_impl"  # the attribute pluggy's hookimpl marker sets on a function
+
+
+@dataclass(frozen=True)
+class StrategyInfo:
+    """What a registry knows of an installed strategy (``hudi-cluster plugins`` shows it)."""
+
+    name: str
+    kind: str
+    java_class_names: tuple[str, ...]
+    summary: str
+    distribution: str
+    version: str
+    hooks: tuple[str, ...]
+    keys: tuple[dict[str, Any], ...] = ()  # its params model's keys: key, type, default, required, description
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if k not in ("distribution", "version")}
 
 
 def check_strategy(strategy: Any, where: str) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ FOUNDATION, TABLE, WRITE, PLAN, SORT, RUN, COMMIT, DRIVER, ENTRY = range(9)
 RANKS = {
     "errors": FOUNDATION, "failpoints": FOUNDATION, "interrupts": FOUNDATION, "javaprops": FOUNDATION,
     "config": FOUNDATION, "hookspecs": FOUNDATION, "avro": FOUNDATION, "io": FOUNDATION, "layout": FOUNDATION,
-    "clock": FOUNDATION,
+    "clock": FOUNDATION, "hook_trace": FOUNDATION,
     "hashing": FOUNDATION,  # the footer bloom filter and the rewrite check's row codes: hashes, no files
     "plugins": PLAN,  # discovery and the one way hooks are called; the core defaults (plan.defaults) are a plugin
     "protocols": PLAN,  # the strategy interfaces, whose optional hooks are the plan defaults

@@ -284,7 +284,7 @@ def test_trace_env_var_prints_hook_calls():
 def test_trace_shows_a_group_task_in_one_short_line():
     from types import SimpleNamespace as NS
 
-    from hudi_cluster_core.plugins import _brief
+    from hudi_cluster_core.hook_trace import brief as _brief
 
     task = type("GroupTask", (), {"group": NS(partition="us", slices=(1, 2, 3), num_output_file_groups=2)})()
     assert _brief(task) == "GroupTask(partition='us', slices=3, output files=2)"
