@@ -35,6 +35,13 @@ class PluginError(HudiClusterError):
     """A strategy name does not resolve to an installed plugin, or a plugin misbehaves."""
 
 
+class StrategyFailed(HudiClusterError):
+    """A strategy's hook raised an error that is not one of these (a bug in the plugin, or in what it called): not
+    bad input, so exit 1; the line names the strategy, its plugin and the error, ``-v`` shows the traceback."""
+
+    exit_code = 1
+
+
 class RunFailed(HudiClusterError):
     """A clustering failed while it ran (not because of its input); its instant was rolled back."""
 

@@ -9,6 +9,7 @@ configured strategy alone (pluggy's ``subset_hook_caller``), its own implementat
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from functools import lru_cache
@@ -20,12 +21,13 @@ import pluggy
 from . import hook_trace, hookspecs
 from .config.strategy_names import unknown_strategy
 from .config.strategy_params import add_key_source, describe_params
-from .errors import PluginError
+from .errors import HudiClusterError, PluginError, StrategyFailed
 from .plan.defaults import CoreDefaults
 from .protocols import IMPL_MARK, KINDS, REQUIRED_HOOKS, StrategyInfo, check_strategy  # noqa: F401 - public here
 
 ENTRY_POINT_GROUP = "hudi_cluster.strategies"
 MAX_STRAYS = 8
+log = logging.getLogger(__name__)
 
 _manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
 _manager.add_hookspecs(hookspecs)
@@ -134,7 +136,9 @@ class StrategyRegistry:
 def call_hook(strategy: Any, hook: str, **kwargs: Any) -> Any:
     """Call ``hook`` on ``strategy`` alone: its own implementation, else the core's default for that hook (None if
     the hook has none). The one way the core calls a strategy. A strategy no registry holds (a copy unpickled in a
-    Spark task, one handed to the conformance kit) is registered on its first call, among the last few such."""
+    Spark task, one handed to the conformance kit) is registered on its first call, among the last few such.
+    An error of the strategy's own (not a :class:`HudiClusterError`, not the store's ``OSError``) becomes a
+    :class:`StrategyFailed` naming the strategy and its plugin."""
     kind, name = getattr(strategy, "kind", "?"), getattr(strategy, "name", "?")
     with _lock:
         if _registered.get(id(strategy)) is not strategy and _strays.get(id(strategy)) is not strategy:
@@ -147,8 +151,24 @@ def call_hook(strategy: Any, hook: str, **kwargs: Any) -> Any:
     token = hook_trace.calling.set(strategy)
     try:
         return caller(**kwargs)
+    except (HudiClusterError, OSError):
+        raise  # input, a run's own errors and the store's say what they are
+    except Exception as exc:
+        where = f"{kind} strategy '{name}' ({_provider(strategy)})"
+        log.debug("%s: hook %s failed", where, hook, exc_info=True)  # -v shows the traceback
+        raise StrategyFailed(f"{where}: hook {hook} raised {type(exc).__name__}: {_one_line(exc)}") from exc
     finally:
         hook_trace.calling.reset(token)
+
+
+def _provider(strategy: Any) -> str:
+    """The installed distribution whose entry point's package holds the strategy's class, else its module (the
+    same in a Spark task, where no registry loaded the plugins)."""
+    module = type(strategy).__module__
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.dist and point.module.split(".")[0] == module.split(".")[0]:
+            return f"plugin {point.dist.metadata['Name']} {point.dist.version}"
+    return f"module {module}"
 
 
 @lru_cache(maxsize=1)

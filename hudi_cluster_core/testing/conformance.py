@@ -58,6 +58,7 @@ from ..avro import decode_avro, encode_avro
 from ..config import catalogue as keys
 from ..config import load_config, strategy_params
 from ..config.strategy_params import _base_type
+from ..errors import StrategyFailed
 from ..io.storage import Storage
 from ..plan.avro_plan import build_requested_replace_metadata
 from ..plan.eligibility import select_partitions
@@ -166,6 +167,8 @@ def _checked_call(strategy: Any, hook: str, *, _on: str | None = None, **kwargs:
     except KitFailure:
         raise
     except Exception as exc:  # noqa: BLE001 - any error on valid input is the strategy's bug
+        if isinstance(exc, StrategyFailed) and exc.__cause__ is not None:
+            exc = exc.__cause__  # the strategy's own error: the kit's line already names the strategy and hook
         lines = str(exc).splitlines()
         message = lines[0][:200] if lines else ""
         where = f"; input: {_on}" if _on else ""
