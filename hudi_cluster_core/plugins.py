@@ -49,7 +49,8 @@ def _one_line(text: object) -> str:
 def _load_entry_points() -> list[tuple[Any, str, str]]:
     """``(module, distribution, version)`` of every installed plugin, loaded by pluggy (which would skip a second
     distribution's entry point of the same name silently: an error here)."""
-    points, owners = entry_points(group=ENTRY_POINT_GROUP), {}
+    points = entry_points(group=ENTRY_POINT_GROUP)
+    owners: dict[str, str] = {}
     for point in points:
         owner = owners.setdefault(point.name, name := point.dist.metadata["Name"] if point.dist else "?")
         if owner != name:

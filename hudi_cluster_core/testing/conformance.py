@@ -167,13 +167,13 @@ def _checked_call(strategy: Any, hook: str, *, _on: str | None = None, **kwargs:
     except KitFailure:
         raise
     except Exception as exc:  # noqa: BLE001 - any error on valid input is the strategy's bug
-        if isinstance(exc, StrategyFailed) and exc.__cause__ is not None:
-            exc = exc.__cause__  # the strategy's own error: the kit's line already names the strategy and hook
-        lines = str(exc).splitlines()
+        # the strategy's own error, not the core's line about it: the kit's line names the strategy and hook
+        error: BaseException = exc.__cause__ if isinstance(exc, StrategyFailed) and exc.__cause__ else exc
+        lines = str(error).splitlines()
         message = lines[0][:200] if lines else ""
         where = f"; input: {_on}" if _on else ""
         raise KitFailure(strategy, hook, "raises no error on valid input",
-                         f"{type(exc).__name__}: {message}{where}") from None  # fmt: skip
+                         f"{type(error).__name__}: {message}{where}") from None  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------- planning
