@@ -166,6 +166,11 @@ def test_removed_pass_throughs_stay_removed():
     assert "run.sorting" not in MODULES and "io.base_file" not in MODULES
     # issue 21: configuration lives in config/ (one catalogue), not in keys / config_keys / params beside it
     assert not {"keys", "config_keys", "params"} & set(MODULES)
+    # issue 21: the sort engine lives in sort/, the hashes in hashing/, our writers in writer/, not where they were
+    moved = {"io.curves", "io.curve_bits", "io.curve_values", "run.ranges", "run.outofcore", "run.spill", "io.bloom",
+             "io.row_hash", "ingest", *(f"write.{m}" for m in ("upsert", "bucket_upsert", "append", "workload",
+                                                                "bloom_index", "instant"))}  # fmt: skip
+    assert not moved & set(MODULES)
 
 
 # Issue 20: only the storage backends and the scheme table name a store; everything else asks ``Storage`` (its
