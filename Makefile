@@ -11,8 +11,9 @@ demo: setup
 test: setup
 	$(PY) -m pytest -q --durations=25 || [ $$? -eq 5 ]
 
-# Crash and race campaigns at full length, signals at 40 random moments (make test: 4), then the writers-beside-clustering soak (10 minutes with each of Hudi's
-# update strategies: allow, reject, and duplicate on a consistent-bucket table): about 85 minutes on 2 cores; then
+# Crash and race campaigns at full length and signals at 40 random moments, then the writers-beside-clustering
+# soak (10 minutes with each of Hudi's update strategies: allow, reject, and duplicate on a consistent-bucket
+# table): about 85 minutes on 2 cores; then
 # the parsers' fuzzing and 100,000 simulated schedules (about 10 per second on 2 busy cores: under 3 hours).
 # `make test` runs a short version of each.
 soak: setup
