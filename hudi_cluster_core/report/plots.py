@@ -69,6 +69,7 @@ def size_chart(after: LayoutReport, before: LayoutReport | None, directory: Path
         ax.set_title(f"{label} file sizes".strip())
         bars[color] = bars.get(color, 0) + len(drawn)
     path = directory / "file-sizes.png"
+    figure.tight_layout()  # labels inside the fixed-size canvas
     figure.savefig(path, dpi=DPI)
     plt.close(figure)
     return Chart(path, int(SIZE_FIGURE[0] * DPI), int(SIZE_FIGURE[1] * DPI), bars)
@@ -94,6 +95,7 @@ def range_chart(column: str, after: LayoutReport, before: LayoutReport | None, d
         ax.set_title(f"{label} {column}: file ranges".strip())
         bars[color] = bars.get(color, 0) + len(spans)
     path = directory / f"ranges-{_safe(column)}.png"
+    figure.tight_layout()  # labels inside the fixed-size canvas
     figure.savefig(path, dpi=DPI)
     plt.close(figure)
     return Chart(path, int(size[0] * DPI), int(size[1] * DPI), bars)
