@@ -144,11 +144,15 @@ def _partition_figures(files: Mapping[Hashable, FileRanges], groups: Sequence[Pl
 
 
 def predict_files_per_query(files: Mapping[Hashable, FileRanges], groups: Sequence[PlannedRewrite],
-                            columns: Sequence[str], layout: str = "LINEAR") -> list[QueryFiles]:  # fmt: skip
+                            columns: Sequence[str], layout: str = "LINEAR", *,
+                            every_partition: bool = False) -> list[QueryFiles]:  # fmt: skip
     """Point and 1% range query files per column, before and after rewriting ``groups``, over the partitions the
-    plan touches (each partition weighted by its rows: a query targets one partition)."""
+    plan touches (``every_partition``: over all of ``files``' partitions), each partition weighted by its rows (a
+    query targets one partition)."""
     curve = parse_layout(layout) != "LINEAR"
     touched = {files[k].partition for g in groups for k in g.inputs if k in files}
+    if every_partition:
+        touched = {f.partition for f in files.values()}
     totals: dict[str, np.ndarray] = {}
     for partition in sorted(touched):
         members = {k: f for k, f in files.items() if f.partition == partition}
