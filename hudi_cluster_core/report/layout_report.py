@@ -136,9 +136,9 @@ def report_text(report: LayoutReport, before: LayoutReport | None = None) -> str
             def shown(now: float, then: float | None, digits: int = 2) -> str:
                 return f"{then:.{digits}f} -> {now:.{digits}f}" if then is not None else f"{now:.{digits}f}"
 
-            lines.append(f"  {c.column}: overlap avg {shown(c.average_overlap, was and was.average_overlap)}, "
-                         f"max {shown(c.max_overlap, was and was.max_overlap, 0)}, p50/75/95/99 "
+            lines.append(f"  {c.column}: overlap avg {shown(c.average_overlap, was.average_overlap if was else None)}, "
+                         f"max {shown(c.max_overlap, was.max_overlap if was else None, 0)}, p50/75/95/99 "
                          f"{c.p50}/{c.p75}/{c.p95}/{c.p99}; files per query: point "
-                         f"{shown(c.point_query_files, was and was.point_query_files)}, 1% range "
-                         f"{shown(c.range_query_files, was and was.range_query_files)}")  # fmt: skip
+                         f"{shown(c.point_query_files, was.point_query_files if was else None)}, 1% range "
+                         f"{shown(c.range_query_files, was.range_query_files if was else None)}")  # fmt: skip
     return "\n".join(lines)

@@ -95,7 +95,8 @@ def _curve_chunks(members: list[Hashable], mids: Mapping[str, Mapping[Hashable, 
         for m in members:
             ranks[m].append(place[column_mids.get(m, 0.0)] * scale // max(len(values) - 1, 1))
     ordered = sorted(members, key=lambda m: (_z_key(ranks[m]), str(m)))
-    total, chunks, done = sum(max(rows[m], 1) for m in ordered), [[] for _ in range(outputs)], 0
+    total, done = sum(max(rows[m], 1) for m in ordered), 0
+    chunks: list[list[Hashable]] = [[] for _ in range(outputs)]
     for m in ordered:
         chunks[min(outputs - 1, int(done * outputs / total))].append(m)
         done += max(rows[m], 1)
@@ -143,7 +144,7 @@ def _partition_figures(files: Mapping[Hashable, FileRanges], groups: Sequence[Pl
     return result
 
 
-def predict_files_per_query(files: Mapping[Hashable, FileRanges], groups: Sequence[PlannedRewrite],
+def predict_files_per_query(files: Mapping[Any, FileRanges], groups: Sequence[PlannedRewrite],
                             columns: Sequence[str], layout: str = "LINEAR", *,
                             every_partition: bool = False) -> list[QueryFiles]:  # fmt: skip
     """Point and 1% range query files per column, before and after rewriting ``groups``, over the partitions the
