@@ -72,3 +72,26 @@ def test_json_output_has_exactly_the_documented_fields(hudi_table, capsys, tmp_p
             assert list(column) == ["column", "average_overlap", "max_overlap", "p50", "p75", "p95", "p99",
                                     "point_query_files", "range_query_files"]  # fmt: skip
             assert 1.0 <= column["point_query_files"] <= column["range_query_files"] <= partition["files"]
+
+
+def test_files_per_query_predicted_by_a_dry_run_match_the_run(hudi_table, spark, tmp_path):
+    """On a copy of the Hudi-written table: the dry run predicts files per query on the sort column before -> after;
+    the run then measures the new files' footers, and the measured figures agree with the prediction."""
+    from hudi_cluster_core.api import cluster
+
+    base, _ = hudi_table
+    copy = str(tmp_path / "t")
+    shutil.copytree(base, copy)
+    total = sum(s.base_file_size for s in load_table(copy).view().latest_file_slices())
+    options = {"hoodie.clustering.plan.strategy.sort.columns": "c_int",
+               "hoodie.clustering.plan.strategy.target.file.max.bytes": total // 3 + 1}  # fmt: skip
+    planned = cluster(copy, "scheduleAndExecute", options, dry_run=True)
+    [predicted] = planned.to_json()["files_per_query"]
+    assert predicted["column"] == "c_int" and planned.output_files == 3
+    before, after = predicted["point_query_files"]
+    assert before > 2.5 and after < 1.2, predicted  # 4 overlapping files -> 3 files of contiguous ranges
+    done = cluster(copy, "scheduleAndExecute", options, spark=spark)
+    [measured] = done.to_json()["files_per_query"]
+    assert measured["point_query_files"][0] == before
+    assert measured["point_query_files"][1] == pytest.approx(after, abs=0.25), (measured, predicted)
+    assert measured["range_query_files"][1] == pytest.approx(predicted["range_query_files"][1], abs=0.25)
