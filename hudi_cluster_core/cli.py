@@ -126,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "has them, else the footers)")  # fmt: skip
     report.add_argument("--before", metavar="INSTANT", help="also the layout as of this completed instant, as before")
     report.add_argument("--compare", metavar="BASE_PATH", help="another table (e.g. the same after clustering), as after")
+    report.add_argument("--props", help="a Hudi properties file; only its storage settings matter here")
+    report.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a storage setting (README: Object stores); repeatable")  # fmt: skip
     demo = sub.add_parser("demo", help="write a table of many small commits, cluster it, check the rows")
     demo.add_argument("--base-path", default="demo-table")
     demo.add_argument("--table-version", type=int, default=9, choices=[6, 9])
@@ -307,7 +310,7 @@ def _cmd_upsert(args) -> int:
 def _cmd_report(args) -> int:
     from .report.command import run_report
 
-    return run_report(args)
+    return run_report(args, _storage_keys(args))
 
 
 def _cmd_demo(args) -> int:

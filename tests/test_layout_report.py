@@ -4,6 +4,7 @@ charts (real PNGs of the documented size showing one bar per file or non-empty s
 from __future__ import annotations
 
 import struct
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -135,3 +136,13 @@ def test_bad_input_is_one_line_and_exit_2(table, capsys, argv, message):
     assert main(["report", base, *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_plot_without_matplotlib_is_one_line(table, tmp_path, capsys, monkeypatch):
+    base, _ = table
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # what an environment without it gives: ImportError
+    assert main(["report", base, "--columns", "amount", "--plot", str(tmp_path / "charts")]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""  # said before any work
+    assert "--plot needs matplotlib: pip install matplotlib" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "charts").exists()

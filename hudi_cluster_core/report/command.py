@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 
 from ..errors import ConfigError
 from ..table import load_table
@@ -20,9 +21,14 @@ def _columns(value: str | None) -> list[str] | None:
     return names
 
 
-def run_report(args: argparse.Namespace) -> int:
+def run_report(args: argparse.Namespace, storage_keys: Mapping[str, str] | None = None) -> int:
+    """``storage_keys``: the store's settings (an object store's endpoint, credentials), for both tables."""
     columns = _columns(args.columns)
-    table = load_table(args.base_path)
+    if args.plot:
+        from .plots import require_matplotlib
+
+        require_matplotlib()  # before any work: a missing library is said first, in one line
+    table = load_table(args.base_path, storage_keys)
     check_timeline(table)
     report = build_report(table, columns, args.source)
     before = None
@@ -34,7 +40,7 @@ def run_report(args: argparse.Namespace) -> int:
         before = build_report(table, columns, args.source, as_of=args.before)
     after = report
     if args.compare:
-        other = load_table(args.compare)
+        other = load_table(args.compare, storage_keys)
         check_timeline(other)
         before, after = report, build_report(other, columns, args.source)
     print(json.dumps(report.to_json(), indent=2) if args.json else report_text(after, before))

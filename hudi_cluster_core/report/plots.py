@@ -39,6 +39,11 @@ def _pyplot():
     return plt
 
 
+def require_matplotlib() -> None:
+    """ConfigError (one line, exit 2) when matplotlib is not installed."""
+    _pyplot()
+
+
 def range_figure_size(files: int) -> tuple[float, float]:
     """Inches: a quarter inch per file row, between 3 and 12 inches tall."""
     return (8.0, max(3.0, min(12.0, 0.25 * files + 1.5)))
