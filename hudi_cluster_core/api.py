@@ -274,7 +274,7 @@ def _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolle
     from .report.plan_effect import predicted_files_per_query
     from .run.execute import execute_plan
 
-    predicted = predicted_files_per_query(table, plan, config.layout_optimize_strategy)
+    predicted = _figures(predicted_files_per_query, table, plan, config.layout_optimize_strategy)
     slots = parallelism or int(spark.sparkContext.defaultParallelism)
     name, outcomes = execute_plan(table, plan, config, registry, spark, parallelism=max(1, slots), heartbeat=heartbeat)
     groups = [o.to_json() for o in outcomes]
@@ -292,16 +292,21 @@ def _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolle
     )  # fmt: skip
 
 
+def _figures(compute, *args):
+    """Files-per-query figures, or none when a footer can't be read: a figure never fails a plan or a run."""
+    try:
+        return compute(*args)
+    except (OSError, ValueError) as exc:  # pyarrow's invalid-file errors are ValueErrors
+        log.warning("files per query not computed (%s)", " ".join(str(exc).split())[:300])
+        return []
+
+
 def _measured_or_predicted(predicted, table, plan):
     """Files per query after the run, measured on the new files; the prediction if their footers can't be read (the
-    run is committed: a figure must not fail it)."""
+    run is committed)."""
     from .report.plan_effect import measured_files_per_query
 
-    try:
-        return measured_files_per_query(predicted, table, plan)
-    except (OSError, ValueError) as exc:
-        log.warning("files per query after the run not measured (%s); the figures shown are the prediction", exc)
-        return predicted
+    return _figures(measured_files_per_query, predicted, table, plan) or predicted
 
 
 def _roll_back_failed(table, instant_time, heartbeat, ownership, failure: BaseException, *, keep_plan: bool):
@@ -365,7 +370,7 @@ def _plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message, l
         plan.instant_time, mode, dry_run, sum(len(g["input_file_ids"]) for g in groups),
         sum(g["output_file_count"] for g in groups), sum(g["input_bytes"] for g in groups), tuple(groups),
         _predicted(groups), tuple(rolled_back), None, message,
-        files_per_query=tuple(q.to_json() for q in predicted_files_per_query(table, plan, layout)),
+        files_per_query=tuple(q.to_json() for q in _figures(predicted_files_per_query, table, plan, layout)),
     )  # fmt: skip
 
 
