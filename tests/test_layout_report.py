@@ -3,6 +3,7 @@ charts (real PNGs of the documented size showing one bar per file or non-empty s
 
 from __future__ import annotations
 
+import math
 import struct
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 
 from hudi_cluster_core.cli import main
 from hudi_cluster_core.report.layout_report import build_report, size_histogram
-from hudi_cluster_core.report.overlap import expected_files, overlap_figures
+from hudi_cluster_core.report.overlap import expected_files, overlap_figures, positions
 from hudi_cluster_core.report.plots import AFTER_COLOR, BEFORE_COLOR, DPI, SIZE_FIGURE, range_figure_size
 from hudi_cluster_core.report.predict import FileRanges, PlannedRewrite, predict_files_per_query
 from hudi_cluster_core.table import load_table
@@ -40,6 +41,12 @@ def test_expected_files_of_simple_layouts():
     assert expected_files([0, 50], [50, 100], [1, 1], 0.01) == pytest.approx(2 * 50.5 / 100)
     # rows weigh: a point in the big file's range [0, 10] is also in the small file's [5, 15] half the time
     assert expected_files([0, 5], [10, 15], [9, 1]) == pytest.approx(0.9 * 1.5 + 0.1 * 1.5)
+
+
+def test_positions_are_values_when_numeric_else_ranks():
+    assert positions([3, 1.5, 2]) == [3.0, 1.5, 2.0]
+    assert positions(["b", "a", "c", "a"]) == [1.0, 0.0, 2.0, 0.0]
+    assert positions([1.0, math.inf, 2.0]) == [0.0, 2.0, 1.0]  # NaN read as +inf (Java's order): no span, ranks
 
 
 def test_predicted_linear_rewrite_of_overlapping_files_leaves_one_file_per_point():

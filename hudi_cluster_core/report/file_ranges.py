@@ -8,6 +8,7 @@ record for is read from its footer instead (a file written before the index was 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -54,11 +55,10 @@ def span_of(column_range: ColumnRange) -> ColumnSpan | None:
     if column_range.min is None or column_range.max is None:
         return None
     kind = column_range.value_type.kind
+    if kind in (FLOAT, DOUBLE):  # Java orders NaN above every number
+        return ColumnSpan(*(math.inf if math.isnan(v) else v for v in (column_range.min, column_range.max)))
     if kind in _NUMERIC and kind != DECIMAL:
-        return ColumnSpan(java_key(column_range.value_type, column_range.min)[1] if kind in (FLOAT, DOUBLE)
-                          else column_range.min,
-                          java_key(column_range.value_type, column_range.max)[1] if kind in (FLOAT, DOUBLE)
-                          else column_range.max)  # fmt: skip
+        return ColumnSpan(column_range.min, column_range.max)
     return ColumnSpan(java_key(column_range.value_type, column_range.min), java_key(column_range.value_type, column_range.max))
 
 

@@ -76,7 +76,7 @@ def _number(value: Any) -> float | None:
     if isinstance(value, (int, Decimal)):
         return float(value)
     if isinstance(value, float):
-        return None if math.isnan(value) else value
+        return value if math.isfinite(value) else None  # NaN and infinities have no span: ranks instead
     if isinstance(value, dt.datetime):
         return value.timestamp()
     if isinstance(value, dt.date):
