@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_overlap.py --quick     # 2 partitions x 30 files, seconds
     .venv/bin/python bench/bench_overlap.py             # 2 partitions x 120 files
+    .venv/bin/python bench/bench_overlap.py --execute   # also clusters copies on local Spark and measures them
 
 Input: a COW table written by the append writer, one commit per batch, each commit one file per partition. The
 sort column ``event_time`` arrives mostly in order (a batch's rows fall in its own window, which overlaps the next
@@ -14,8 +15,11 @@ Both strategies plan the same table with the same settings (sort column ``event_
 the plan's own order until a byte budget (``--budget``, a fraction of the table's base-file bytes) is reached, so
 both rewrite about the same bytes. Files per query after clustering are predicted from the footers by the
 layout report's model (``predict_files_per_query``, linear sort; docs/layout-report.md): the expected number of
-files a point query and a 1% range query on ``event_time`` open, row-weighted over the partitions. Nothing is
-executed; the prediction is the figure compared. Results: ``bench/out/bench_overlap.json``.
+files a point query and a 1% range query on ``event_time`` open, row-weighted over the partitions.
+
+``--execute`` also runs each plan for real (``hudi_cluster_core.api.cluster`` on a fresh copy of the table, local
+Spark, the plan's groups kept by ``max.num.groups``) and measures the same figures on the files the run wrote, from
+their footers. Results: ``bench/out/bench_overlap.json``.
 """
 
 from __future__ import annotations
@@ -36,8 +40,11 @@ import common  # noqa: E402  (also puts the repository root on sys.path)
 for plugin in ("size-based", "overlap-aware"):  # the strategies as their sources, installed or not
     sys.path.insert(0, str(common.REPO_ROOT / "plugins" / plugin))
 
+import hudi_cluster_overlap_aware  # noqa: E402
 from hudi_cluster_core.plan.footer_stats import footer_stats_provider  # noqa: E402
-from hudi_cluster_core.sdk import FileRanges, PlannedRewrite, predict_files_per_query  # noqa: E402
+from hudi_cluster_core.sdk import (  # noqa: E402
+    RANGE_QUERY_FRACTION, FileRanges, PlannedRewrite, expected_files, positions, predict_files_per_query,
+)  # fmt: skip
 from hudi_cluster_core.table import load_table  # noqa: E402
 from hudi_cluster_core.testing import PlanningInput, plan_with  # noqa: E402
 from hudi_cluster_core.write.append import append  # noqa: E402
@@ -63,14 +70,56 @@ def write_table(path: Path, batches: int, seed: int) -> None:
 
 
 def chosen_within_budget(groups, budget: int) -> tuple[list, int]:
+    """The plan's first groups, in its order, while they fit the budget (a prefix: ``max.num.groups`` keeps it)."""
     taken, spent = [], 0
     for group in groups:
         size = sum(s.base_file_size for s in group.slices)
         if spent + size > budget:
-            continue  # a later, smaller group may still fit: both strategies get the same chance
+            break
         taken.append(group)
         spent += size
     return taken, spent
+
+
+def file_ranges(path: Path) -> dict:
+    table = load_table(path)
+    stats_of = footer_stats_provider(table.storage)
+    return {s.group_id: FileRanges(s.partition, stats_of(s).num_rows, {COLUMN: stats_of(s).columns[COLUMN]})
+            for s in table.view().latest_file_slices() if s.base_file is not None}  # fmt: skip
+
+
+def measured(files: dict) -> tuple[float, float]:
+    """(point, 1% range query files) of the files as they are, row-weighted over partitions."""
+    point = ranged = rows_total = 0.0
+    for partition in sorted({f.partition for f in files.values()}):
+        members = [f for f in files.values() if f.partition == partition]
+        places = positions([f.ranges[COLUMN][0] for f in members] + [f.ranges[COLUMN][1] for f in members])
+        lows, highs, rows = places[: len(members)], places[len(members) :], [f.rows for f in members]
+        point += expected_files(lows, highs, rows) * sum(rows)
+        ranged += expected_files(lows, highs, rows, RANGE_QUERY_FRACTION) * sum(rows)
+        rows_total += sum(rows)
+    return point / rows_total, ranged / rows_total
+
+
+def execute(path: Path, label: str, options: dict, groups: int) -> dict:
+    """Cluster a fresh copy with ``label``'s plan cut to ``groups`` groups; the files per query of the result."""
+    from hudi_cluster_core.api import cluster
+    from hudi_cluster_core.plugins import StrategyRegistry
+
+    copy = path.parent / f"{path.name}-{label}"
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(path, copy)
+    registry = StrategyRegistry(extra_plugins=(hudi_cluster_overlap_aware,))  # whether or not it is installed
+    began = time.perf_counter()
+    result = cluster(copy, "scheduleAndExecute", {**options, "hoodie.clustering.plan.strategy.class": label,
+                                                  "hoodie.clustering.plan.strategy.max.num.groups": groups},
+                     common.spark_session(2), registry=registry)  # fmt: skip
+    seconds = time.perf_counter() - began
+    point, ranged = measured(file_ranges(copy))
+    return {"bytes_rewritten": result.bytes_rewritten, "output_files": result.output_files,
+            "point_query_files_after": round(point, 3), "range_query_files_after": round(ranged, 3),
+            "seconds": round(seconds, 1)}  # fmt: skip
 
 
 def main() -> int:
@@ -80,6 +129,7 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=0.3, help="fraction of the table's bytes rewritten")
     parser.add_argument("--reps", type=int, default=1, help="accepted for run_all.py; the figures are deterministic")
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--execute", action="store_true", help="also run both plans on local Spark and measure")
     args = parser.parse_args()
     batches = args.batches or (30 if args.quick else 120)
     path = common.OUT_DIR / "tables" / f"overlap-{batches}-{args.seed}"
@@ -118,6 +168,8 @@ def main() -> int:
             "point_query_files": [round(figures.point_before, 3), round(figures.point_after, 3)],
             "range_query_files": [round(figures.range_before, 3), round(figures.range_after, 3)],
         }  # fmt: skip
+        if args.execute:
+            results[label]["executed"] = execute(path, label, options, len(taken))
     report = {"batches": batches, "files": len(slices), "table_bytes": total, "budget_bytes": budget,
               "write_seconds": round(written, 1), "results": results}  # fmt: skip
     OUT_JSON.parent.mkdir(parents=True, exist_ok=True)
@@ -127,6 +179,10 @@ def main() -> int:
         print(f"{label:>14}: {r['groups']} groups, {r['files_rewritten']} files, {r['bytes_rewritten']} bytes; "
               f"point query files {r['point_query_files'][0]} -> {r['point_query_files'][1]}, "
               f"1% range {r['range_query_files'][0]} -> {r['range_query_files'][1]}")  # fmt: skip
+        if "executed" in r:
+            e = r["executed"]
+            print(f"{'executed':>14}: {e['bytes_rewritten']} bytes into {e['output_files']} files in {e['seconds']} s; "
+                  f"measured point {e['point_query_files_after']}, 1% range {e['range_query_files_after']}")  # fmt: skip
     return 0
 
 
