@@ -32,6 +32,7 @@ RANKS = {
     "writer": WRITE,  # our own table writers (append, upsert) and their commits: rows in, no plans, no clustering
     "writer.ingest": ENTRY,  # the writers' entry point: the update strategies' hooks, then inline clustering
     "plan": PLAN,
+    "report": PLAN,  # reads the table's files and index, models queries; the plan strategies score groups with it
     "sort": SORT,  # sort keys, key ranges and the out-of-core sort of a group: what a task runs, no Spark
     "run": RUN,
     "run.commit": COMMIT,
