@@ -33,6 +33,7 @@ RANKS = {
     "run.commit": COMMIT,
     "run.execute": DRIVER,  # runs the tasks, then commits
     "api": ENTRY, "cli": ENTRY, "demo": ENTRY, "show": ENTRY, "testing": ENTRY, "sdk": ENTRY, "service": ENTRY, "ingest": ENTRY,
+    "run_metrics": ENTRY,
     "": ENTRY,
 }  # fmt: skip
 # The only upward imports, each for a stated reason (none left: config learns the plugins' keys through
