@@ -173,9 +173,11 @@ class StrategyRegistry:
         names = sorted(alias for (k, alias) in self._aliases if k == kind)
         short = sorted(n for (k, n) in self._strategies if k == kind)
         close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
+        hint = f"; did you mean '{close[0]}'?" if close else ";"
         installed = ", ".join(short) if short else "none (no plugin is installed)"
-        return f"{where}: unknown {kind} strategy{hint} Installed {kind} strategies: {installed}"
+        return (f"{where}: unknown {kind} strategy{hint} Installed {kind} strategies: {installed}. Name one by its "
+                "short name or a Hudi class name it answers to (hudi-cluster plugins lists them), or install the "
+                "plugin that provides it (pip install plugins/<family>; README: Strategies)")  # fmt: skip
 
 
 def call_hook(strategy: Any, hook: str, **kwargs: Any) -> Any:

@@ -25,6 +25,7 @@ from .spark_settings import check_active_conf, executor_environment_problem
 from .task import GroupTask
 
 log = logging.getLogger(__name__)
+LOG4J = Path(__file__).resolve().parent / "log4j2.properties"  # our console log for Spark (run/log4j2.properties)
 
 
 def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: dict[str, str] | None = None):
@@ -54,21 +55,45 @@ def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: d
         "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.python.worker.reuse": "true",
         "spark.sql.shuffle.partitions": "8",
     }  # fmt: skip
-    if not under_spark_submit:  # our own quiet console log; under spark-submit the cluster's config stands
-        log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
-        defaults["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={Path(log4j).as_uri()}"
+    verbose = log.isEnabledFor(logging.DEBUG)  # -v: Spark's own console log, INFO lines and all
+    if under_spark_submit and not verbose:
+        _quiet_default_log()
+    if not under_spark_submit:  # our own quiet console log (under spark-submit: _quiet_default_log)
+        log4j_options = "" if verbose else f"-Dlog4j2.configurationFile={LOG4J.as_uri()}"
+        defaults["spark.driver.extraJavaOptions"] = log4j_options
         effective_master = master or os.environ.get("SPARK_MASTER", "local[*]")
         if effective_master.startswith("local"):
             # the JVM only schedules (rows stay in Python): C1 alone starts faster and burns no CPU on C2
             # compiles; the workers fork from a daemon that has the task's imports done (run/worker_daemon.py)
-            defaults["spark.driver.extraJavaOptions"] += " -XX:TieredStopAtLevel=1"
+            defaults["spark.driver.extraJavaOptions"] = f"{log4j_options} -XX:TieredStopAtLevel=1".strip()
             defaults["spark.python.daemon.module"] = "hudi_cluster_core.run.worker_daemon"
+    if not defaults.get("spark.driver.extraJavaOptions"):
+        defaults.pop("spark.driver.extraJavaOptions", None)
     for key, value in {**defaults, **(conf or {})}.items():
         builder = builder.config(key, value)
     with interrupts.spark_starting():  # a Ctrl-C or SIGTERM now is acted on once the start has ended
         spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(os.environ.get("HUDI_CLUSTER_SPARK_LOG_LEVEL", "WARN"))
+    spark.sparkContext.setLogLevel(os.environ.get("HUDI_CLUSTER_SPARK_LOG_LEVEL", "INFO" if verbose else "WARN"))
     return spark
+
+
+def _quiet_default_log() -> None:
+    """Under spark-submit, a JVM logging by Spark's built-in defaults (INFO on the console: no log4j2 file of the
+    cluster's) switches to ours before the session starts, so its start-up INFO lines stay out of the output.
+    A cluster's own log4j2 configuration is left as it is."""
+    from pyspark import SparkContext
+
+    try:
+        SparkContext._ensure_initialized()  # the JVM spark-submit started (PYSPARK_GATEWAY_PORT)
+        jvm = SparkContext._jvm
+        assert jvm is not None
+        source = jvm.org.apache.logging.log4j.LogManager.getContext(False).getConfiguration().getConfigurationSource()
+        location = str(source.getLocation() or "")
+        if location and not location.endswith("log4j2-defaults.properties"):
+            return
+        jvm.org.apache.logging.log4j.core.config.Configurator.reconfigure(jvm.java.net.URI(LOG4J.as_uri()))
+    except Exception as exc:  # noqa: BLE001 - only the console log's verbosity is at stake
+        log.debug("could not quiet Spark's console log: %s", exc)
 
 
 def _run_units(units: list[GroupTask], unit_ids: list[int], unit_bytes: list[int], finished, channel):
