@@ -118,7 +118,7 @@ class _Bar:
     @staticmethod
     def _fields(snap: Snapshot) -> dict[str, Any]:
         eta = snap.eta_s  # our estimate from the start of the run: rich's own waits for a steady speed
-        eta_text = "-:--:--" if eta is None else time.strftime("%H:%M:%S", time.gmtime(eta)).removeprefix("00:")
+        eta_text = "-:--:--" if eta is None else f"{int(eta) // 3600}:{int(eta) % 3600 // 60:02d}:{int(eta) % 60:02d}"
         return {"groups": f"{snap.groups_done}/{snap.groups_total}", "running": snap.tasks_running, "eta": eta_text}
 
     def show(self, snap: Snapshot, final: bool = False) -> None:

@@ -2,7 +2,7 @@
 
 Spark merges a task's accumulator updates only when the task ends, so a group that takes minutes would show 0%
 until it is done. A running task instead sends ``<token> <unit> <bytes done>`` lines, at most one every
-``SEND_EVERY_S`` seconds, over one connection to the driver (executors reach the driver's host on every master:
+``SEND_EVERY_S`` seconds, over one connection to the driver from a thread of the task (executors reach the driver's host on every master:
 Spark's own RPC needs it). The channel is best effort: a task that cannot connect stops trying and the bar
 moves when the task ends, as before. A task's bytes done weigh reading and writing alike: half the unit's input
 bytes as its group's slices are read, half as the rows read are written.
@@ -15,12 +15,12 @@ import secrets
 import selectors
 import socket
 import threading
-import time
 from dataclasses import dataclass, field
 
 log = logging.getLogger(__name__)
 SEND_EVERY_S = 0.5
 CONNECT_TIMEOUT_S = 2.0
+RUNNING_AT_MOST = 0.99  # a running task is never done: 100% is for the tasks Spark saw end
 
 
 class ProgressListener:
@@ -118,8 +118,8 @@ class UnitReporter:
     _slices_read: float = 0.0
     _slice_rows: dict = field(default_factory=dict)
     _socket: socket.socket | None = None
-    _last_sent: float = 0.0
-    _broken: bool = False
+    _sender: threading.Thread | None = None
+    _stop: threading.Event = field(default_factory=threading.Event)
 
     def read(self, slice_key: object, rows: int, part_of_slice: float, *, restart: bool = False) -> None:
         """``rows`` more rows of a slice read, ``part_of_slice`` more of it done (a fraction of 1).
@@ -139,23 +139,40 @@ class UnitReporter:
         read = self._slices_read / self.slices if self.slices else 1.0
         share = self.rows_read / max(1, self.units)
         wrote = read * min(1.0, self.rows_written / share) if share else 0.0
-        return int(self.unit_bytes * min(1.0, 0.5 * read + 0.5 * wrote))
+        return int(self.unit_bytes * min(RUNNING_AT_MOST, 0.5 * read + 0.5 * wrote))
 
     def _maybe_send(self) -> None:
-        now = time.monotonic()
-        if self._broken or self.address is None or now - self._last_sent < SEND_EVERY_S:
-            return
-        self._last_sent = now
+        """Starts the sender on the first event: a thread that sends the latest bytes done every ``SEND_EVERY_S``
+        seconds while they change (so a pause after the last event still shows where the task is)."""
+        if self._sender is None and self.address is not None:
+            self._sender = threading.Thread(target=self._send_loop, name="progress-sender", daemon=True)
+            self._sender.start()
+
+    def _send_loop(self) -> None:
+        sent = -1
+        while True:
+            done = self.bytes_done()
+            if done != sent:
+                if not self._send(done):
+                    return
+                sent = done
+            if self._stop.wait(SEND_EVERY_S):
+                return
+
+    def _send(self, done: int) -> bool:
         try:
             if self._socket is None:
                 self._socket = socket.create_connection(self.address, timeout=CONNECT_TIMEOUT_S)  # type: ignore[arg-type]
-            self._socket.sendall(f"{self.token} {self.unit} {self.bytes_done()}\n".encode("ascii"))
+            self._socket.sendall(f"{self.token} {self.unit} {done}\n".encode("ascii"))
+            return True
         except OSError as exc:  # the driver is not reachable from here: progress moves when the task ends
             log.debug("progress channel: %s", exc)
-            self._broken = True
-            self.close()
+            return False
 
     def close(self) -> None:
+        self._stop.set()
+        if self._sender is not None:
+            self._sender.join(timeout=CONNECT_TIMEOUT_S + 1)
         if self._socket is not None:
             try:
                 self._socket.close()
