@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +19,7 @@ from hudi_cluster_core.table import load_table
 from hudi_cluster_core.write.append import append
 from tests.support.apache_hudi import small_file_rows
 
+REPO = Path(__file__).resolve().parents[1]
 SORT = "hoodie.clustering.plan.strategy.sort.columns=c_int"
 METRICS = {"files_added", "files_removed", "partitions_clustered", "files_considered", "files_skipped", "rows_read",
            "rows_written", "bytes_read", "bytes_written", "duration_s"}  # fmt: skip
@@ -161,3 +167,39 @@ def test_bad_input_one_clear_error_and_table_untouched(table, capsys, args, mess
 def test_not_a_table(tmp_path, capsys):
     code, _, err = run(capsys, "--base-path", str(tmp_path), "--mode", "scheduleAndExecute")
     assert code == 2 and "is not a Hudi table" in err
+
+
+SPARK_LOG_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (WARN|INFO) ", re.M)  # Spark's console pattern
+ESCAPE = "\x1b["
+
+
+def test_setup_of_a_set_up_tree_then_the_demo_say_it_plainly(tmp_path):
+    """`make demo` on a tree already set up: scripts/setup.sh prints one plain line per step (no tool's output, no
+    setuptools deprecation block), then the demo runs without a terminal: no escape codes, no Spark log line."""
+    tree = tmp_path / "tree"
+    (tree / "scripts").mkdir(parents=True)
+    shutil.copy(REPO / "scripts" / "setup.sh", tree / "scripts")
+    for name in (".venv", ".cache"):  # this checkout's, set up before the tests run
+        (tree / name).symlink_to(REPO / name)
+    installed = (REPO / ".venv" / ".hudi-cluster-installed").stat().st_mtime
+    for project in ["pyproject.toml", "constraints.txt", *(str(p.relative_to(REPO)) for p in REPO.glob("plugins/*/pyproject.toml")),
+                    *(str(p.relative_to(REPO)) for p in REPO.glob("contrib/*/pyproject.toml"))]:  # fmt: skip
+        (tree / project).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / project, tree / project)
+        os.utime(tree / project, (installed - 60, installed - 60))  # as they were when the set-up ran
+    setup = subprocess.run(["bash", str(tree / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=300)
+    said = setup.stdout + setup.stderr
+    assert setup.returncode == 0, said
+    lines = said.splitlines()
+    assert lines[:4] == [
+        "set-up: .venv up to date", "set-up: Apache Hudi 1.1.1 bundle and S3A jars cached",
+        "set-up: fake-gcs-server v1.56.1 installed", "set-up: Azurite 3.35.0 installed",
+    ] and len(lines) == 5 and re.fullmatch(r"set-up done \(Java \d+\)", lines[4]), said  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HUDI_CLUSTER_", "PYSPARK_", "SPARK_"))}
+    demo = subprocess.run([sys.executable, "-m", "hudi_cluster_core.cli", "demo", "--base-path", str(tmp_path / "demo"),
+                           "--batches", "3", "--rows-per-batch", "100"], capture_output=True, text=True, env=env,
+                          timeout=600)  # fmt: skip
+    shown = demo.stdout + demo.stderr
+    assert demo.returncode == 0 and "rows checked equal" in demo.stdout, shown[-3000:]
+    assert ESCAPE not in shown and not SPARK_LOG_LINE.search(shown), shown[-3000:]
+    assert re.search(r"^  total: 9 file\(s\) \(.*\) -> 3 file\(s\)", demo.stdout, re.M), demo.stdout
