@@ -8,14 +8,73 @@ Figures of files written and rows written come from the write stats the run comm
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
 if TYPE_CHECKING:
-    from .api import ClusterResult
     from .plan.avro_plan import StoredPlan
     from .table import HudiTable
 
 PHASES = ("plan", "spark", "commit", "total")
+
+
+class PartitionFigures(Protocol):
+    @property
+    def partition(self) -> str: ...
+    @property
+    def files_before(self) -> int: ...
+    @property
+    def files_after(self) -> int: ...
+    @property
+    def bytes_to_rewrite(self) -> int: ...
+    @property
+    def bytes_written(self) -> int | None: ...
+
+
+class ResultFigures(Protocol):
+    """What the summary reads of ``api.ClusterResult`` (named here: the API module imports this one)."""
+
+    @property
+    def instant_time(self) -> str | None: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def dry_run(self) -> bool: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def completed_file(self) -> str | None: ...
+    @property
+    def input_file_groups(self) -> int: ...
+    @property
+    def output_files(self) -> int: ...
+    @property
+    def bytes_rewritten(self) -> int: ...
+    @property
+    def groups(self) -> tuple[dict, ...]: ...
+    @property
+    def partitions(self) -> Sequence[PartitionFigures]: ...
+    @property
+    def rolled_back(self) -> tuple[str, ...]: ...
+    @property
+    def files_added(self) -> FileSizes: ...
+    @property
+    def files_removed(self) -> FileSizes: ...
+    @property
+    def partitions_clustered(self) -> int: ...
+    @property
+    def files_considered(self) -> int: ...
+    @property
+    def files_skipped(self) -> int: ...
+    @property
+    def rows_read(self) -> int | None: ...
+    @property
+    def rows_written(self) -> int | None: ...
+    @property
+    def bytes_read(self) -> int: ...
+    @property
+    def bytes_written(self) -> int | None: ...
+    @property
+    def duration_s(self) -> Mapping[str, float]: ...
 
 
 @dataclass(frozen=True)
@@ -61,7 +120,7 @@ def human_size(size: float) -> str:
     return f"{size:.1f} TiB"
 
 
-def summary(result: ClusterResult) -> str:
+def summary(result: ResultFigures) -> str:
     """The text ``hudi-cluster run`` prints: the outcome, a line per partition, and one line of the totals."""
     head = f"{result.mode}: {result.message}" + (f" (instant {result.instant_time})" if result.instant_time else "")
     lines = [head]
@@ -75,7 +134,7 @@ def summary(result: ClusterResult) -> str:
     return "\n".join(lines)
 
 
-def totals_line(result: ClusterResult) -> str:
+def totals_line(result: ResultFigures) -> str:
     """``total: 40 file(s) (17.0 MiB) -> 1 file(s) (16.1 MiB) in 2 partition(s), 100000 row(s) read, 100000
     written, 38 of 40 file group(s) considered clustered; 12.3 s (plan 0.4 s, Spark 10.1 s, commit 1.8 s)``."""
     removed, added = result.files_removed, result.files_added
@@ -95,7 +154,7 @@ def totals_line(result: ClusterResult) -> str:
             f"{took['total']:.1f} s{phases}")  # fmt: skip
 
 
-def result_dict(result: ClusterResult) -> dict[str, Any]:
+def result_dict(result: ResultFigures) -> dict[str, Any]:
     """The ``--json`` contract (README: "Run metrics"): keys are only ever added."""
     return {
         "instant_time": result.instant_time, "mode": result.mode, "dry_run": result.dry_run,

@@ -276,18 +276,14 @@ class _SliceReader:
         """The slice's rows in batches, never the whole slice: a base file by row group (pyarrow); a slice with
         log files by hudi-rs's streaming file-group reader, which holds the log records and streams the base
         file merged against them (the same rows as :meth:`read`)."""
-        batches = self._read(input_slice, batch_rows)
-        return batches if self.progress is None else self._counted(input_slice, batches)
+        return self._read(input_slice, batch_rows, counted=True)
 
-    def _counted(self, input_slice: InputSlice, batches: Iterator[pa.Table]) -> Iterator[pa.Table]:
-        """``batches`` told to the task's progress: each its share of the base file's rows (merged slices: none
-        until the slice ends), the whole slice once its last batch is out."""
+    def _counted(self, input_slice: InputSlice, batches: Iterator[pa.Table], total: int) -> Iterator[pa.Table]:
+        """``batches`` told to the task's progress: each its share of ``total`` rows (the base file's footer's;
+        0 for a merged slice, whose rows are known at its end), the whole slice once its last batch is out."""
         progress = self.progress
         assert progress is not None
         key = _slice_key(input_slice)
-        total = 0
-        if input_slice.base_file and not input_slice.log_files:
-            total = pq.ParquetFile(input_slice.base_file, filesystem=self.storage.fs).metadata.num_rows
         progress.read(key, 0, 0.0, restart=True)
         told = 0.0
         for batch in batches:
@@ -297,7 +293,7 @@ class _SliceReader:
             yield batch
         progress.read(key, 0, 1.0 - told)
 
-    def _read(self, input_slice: InputSlice, batch_rows: int | None) -> Any:
+    def _read(self, input_slice: InputSlice, batch_rows: int | None, *, counted: bool = False) -> Any:
         where = f"file group {input_slice.partition}/{input_slice.file_id}: "
         # a CDC table's change logs (``.cdc``) are log files of the slice in Hudi's view, not its data: Hudi's
         # readers skip them when they merge, and so do we
@@ -312,13 +308,17 @@ class _SliceReader:
                 return self._conform(renamed(pq.read_table(input_slice.base_file, filesystem=self.storage.fs), renames),
                                      where)  # fmt: skip
             source = pq.ParquetFile(input_slice.base_file, filesystem=self.storage.fs)
-            return (self._conform(renamed(pa.Table.from_batches([b]), renames), where)
-                    for b in source.iter_batches(batch_size=batch_rows))  # fmt: skip
+            batches = (self._conform(renamed(pa.Table.from_batches([b]), renames), where)
+                       for b in source.iter_batches(batch_size=batch_rows))  # fmt: skip
+            if counted and self.progress is not None:  # the footer read already: no other read of the file
+                return self._counted(input_slice, batches, source.metadata.num_rows)
+            return batches
         self._check_mergeable(input_slice)
         if batch_rows is None:
             with self._merge_input(input_slice) as (base, logs):
                 return self._conform(pa.Table.from_batches([self._reader().read_file_slice_from_paths(base, logs)]), where)
-        return self._merged_batches(input_slice, batch_rows, where)
+        merged = self._merged_batches(input_slice, batch_rows, where)
+        return self._counted(input_slice, merged, 0) if counted and self.progress is not None else merged
 
     def _merged_batches(self, input_slice: InputSlice, batch_rows: int, where: str) -> Iterator[pa.Table]:
         from hudi import HudiReadOptions
@@ -406,7 +406,7 @@ class _SliceReader:
         if self.target is None or same_values(pq.read_schema(input_slice.base_file, filesystem=self.storage.fs),
                                               self.target):  # fmt: skip
             return None  # hudi-rs reads it as it is
-        rows = self._read(replace(input_slice, log_files=()), 1 << 20)  # not the task's progress: not its input
+        rows = self._read(replace(input_slice, log_files=()), 1 << 20)  # not counted in the task's progress
         return self._write_temp(self.target.empty_table(), rows)
 
     def _write_temp(self, first: pa.Table, more: Iterator[pa.Table] = iter(())) -> str:
