@@ -65,6 +65,9 @@ class ClusterResult:
     bytes_read: int = 0  # the input files' bytes
     bytes_written: int | None = None  # the committed write stats' fileSizeInBytes
     duration_s: Mapping[str, float] = field(default_factory=durations)  # plan, spark, commit, total
+    # per sort column, files a point / 1% range query opens in the partitions rewritten: [before, after]
+    # (predicted for a plan, measured after a run; docs/layout-report.md)
+    files_per_query: tuple[dict, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return result_dict(self)
@@ -220,14 +223,17 @@ def _cluster(
             target = scheduled.instant_time
             if dry_run:
                 plan = read_plan(table.storage, target, scheduled.record, source="<dry-run plan>")
-                return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", started)
+                return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", started,
+                                    config.layout_optimize_strategy)
             if mode == "schedule":
                 table = table.reload()
-                return _plan_result(table, _load(table, target), mode, False, rolled_back, "scheduled", started)
+                return _plan_result(table, _load(table, target), mode, False, rolled_back, "scheduled", started,
+                                    config.layout_optimize_strategy)
         table = table.reload()
         plan = _load(table, target)
         if dry_run:
-            return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", started)
+            return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", started,
+                                config.layout_optimize_strategy)
         planned = time.monotonic()
         spark = spark or _session(spark_master, settings)
         timing = {"started": started, "planned": planned, "session": time.monotonic() - planned}
@@ -286,8 +292,10 @@ def _session(master: str | None, settings: dict[str, str]):
 def _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode, timing):
     """Runs ``plan`` and says what it did: the figures of written files and rows are the committed write stats'.
     ``timing``: when the run started and finished planning (``time.monotonic()``), and the session's start (s)."""
+    from .report.plan_effect import predicted_files_per_query
     from .run.execute import execute_plan
 
+    predicted = _figures(predicted_files_per_query, table, plan, config.layout_optimize_strategy)
     removed = FileSizes.of(input_file_sizes(table, plan))  # before the commit marks them replaced
     considered = len(table.view().latest_file_slices())
     slots = parallelism or int(spark.sparkContext.defaultParallelism)
@@ -313,7 +321,25 @@ def _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolle
         files_skipped=max(0, considered - inputs), rows_read=sum(o.rows_read for o in outcomes),
         rows_written=sum(o.rows for o in outcomes), bytes_read=removed.total_bytes or 0,
         bytes_written=added.total_bytes or 0, duration_s=took,
+        files_per_query=tuple(q.to_json() for q in _measured_or_predicted(predicted, table, plan)),
     )  # fmt: skip
+
+
+def _figures(compute, *args):
+    """Files-per-query figures, or none when a footer can't be read: a figure never fails a plan or a run."""
+    try:
+        return compute(*args)
+    except (OSError, ValueError) as exc:  # pyarrow's invalid-file errors are ValueErrors
+        log.warning("files per query not computed (%s)", " ".join(str(exc).split())[:300])
+        return []
+
+
+def _measured_or_predicted(predicted, table, plan):
+    """Files per query after the run, measured on the new files; the prediction if their footers can't be read (the
+    run is committed)."""
+    from .report.plan_effect import measured_files_per_query
+
+    return _figures(measured_files_per_query, predicted, table, plan) or predicted
 
 
 def _roll_back_failed(table, instant_time, heartbeat, ownership, failure: BaseException, *, keep_plan: bool):
@@ -369,8 +395,11 @@ def _load(table: HudiTable, instant_time: str) -> StoredPlan:
     return load_stored_plan(table, instant_time)
 
 
-def _plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message, started: float) -> ClusterResult:
+def _plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message, started: float,
+                 layout: str = "LINEAR") -> ClusterResult:
     """A plan's effect, before anything is executed: what it replaces, the output files it plans (sizes unknown)."""
+    from .report.plan_effect import predicted_files_per_query
+
     groups = _plan_groups_json(plan, table)
     effects = _predicted(groups)
     removed = FileSizes.of(input_file_sizes(table, plan))
@@ -383,6 +412,7 @@ def _plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message, s
         files_added=FileSizes(sum(g["output_file_count"] for g in groups)), files_removed=removed,
         partitions_clustered=len(effects), files_considered=considered, files_skipped=max(0, considered - inputs),
         bytes_read=removed.total_bytes or 0, duration_s=durations(plan=elapsed, total=elapsed),
+        files_per_query=tuple(q.to_json() for q in _figures(predicted_files_per_query, table, plan, layout)),
     )  # fmt: skip
 
 

@@ -75,6 +75,8 @@ class ResultFigures(Protocol):
     def bytes_written(self) -> int | None: ...
     @property
     def duration_s(self) -> Mapping[str, float]: ...
+    @property
+    def files_per_query(self) -> tuple[dict, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -168,5 +170,5 @@ def result_dict(result: ResultFigures) -> dict[str, Any]:
         "bytes_read": result.bytes_read, "bytes_written": result.bytes_written,
         "duration_s": dict(result.duration_s),
         "groups": list(result.groups), "partitions": [p.__dict__ for p in result.partitions],
-        "rolled_back": list(result.rolled_back),
+        "rolled_back": list(result.rolled_back), "files_per_query": list(result.files_per_query),
     }  # fmt: skip
