@@ -1,5 +1,6 @@
 """Progress of a run: a rich bar on a terminal (run under a pty here), plain log lines without one; both fed by
-the Spark job and both ending at 100% with every group and byte counted. (The plain lines of a local run:
+the Spark job and both ending at 100% with every group and byte counted; inside a group the running task's bytes
+done (run/progress_channel.py), with the time elapsed and an ETA. (The plain lines of a local run:
 tests/test_spark_settings.py, which shares its CLI run; of a standalone cluster run: tests/test_standalone_cluster.py.)"""
 
 from __future__ import annotations
