@@ -116,3 +116,37 @@ def test_the_plain_line_and_its_eta():
     )
     assert Snapshot(0, 4, 0, 12, 0, 5.0).eta_s is None  # nothing done yet: no rate to go by
     assert Snapshot(4, 4, 12, 12, 0, 5.0).eta_s == 0.0
+
+
+def test_the_channel_keeps_each_units_highest_bytes_and_ignores_strangers():
+    """A task's reporter and the driver's listener over a real loopback connection: a task's bytes done arrive
+    while it runs (read slices count half, written rows the other half, a running task at most 99%), a line
+    without the listener's token is ignored, and units Spark reported finished are left to the accumulator."""
+    import socket
+
+    from hudi_cluster_core.run.progress_channel import ProgressListener, UnitReporter
+
+    listener = ProgressListener("127.0.0.1", "127.0.0.1")
+    try:
+        reporter = UnitReporter(listener.address, listener.token, unit=7, unit_bytes=1000, slices=2)
+        reporter.read(("us", "f1"), 10, 1.0, restart=True)  # one of two slices: a quarter of the unit
+        _wait_for(lambda: listener.done.get(7) == 250, listener)
+        reporter.read(("us", "f2"), 10, 1.0, restart=True)
+        reporter.written(20)
+        _wait_for(lambda: listener.done.get(7) == 990, listener)
+        reporter.close()
+        with socket.create_connection(listener.address) as stranger:
+            stranger.sendall(b"not-the-token 8 500\n" + f"{listener.token} 7 100\n".encode())
+        time.sleep(0.5)
+        assert listener.done == {7: 990}  # the stranger's line ignored, a lower value never moves it back
+        assert listener.bytes_done() == 990 and listener.bytes_done(frozenset({7})) == 0
+        assert reporter.rows_read == 20
+    finally:
+        listener.close()
+
+
+def _wait_for(condition, listener, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, listener.done
+        time.sleep(0.05)

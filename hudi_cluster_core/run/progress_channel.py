@@ -107,7 +107,7 @@ class UnitReporter:
     ``unit_bytes``: the unit's share of its group's input bytes; ``units``: how many tasks share the group (each
     reads all of its slices and writes about its share of the rows)."""
 
-    address: tuple[str, str | int] | None
+    address: tuple[str, int] | None  # the driver's listener (None: nobody listens)
     token: str
     unit: int
     unit_bytes: int
@@ -125,9 +125,9 @@ class UnitReporter:
         """``rows`` more rows of a slice read, ``part_of_slice`` more of it done (a fraction of 1).
         ``restart``: the slice is read again from its start (its rows count once)."""
         if restart:
-            self._slice_rows[slice_key] = 0
+            self.rows_read -= self._slice_rows.pop(slice_key, 0)
         self._slice_rows[slice_key] = self._slice_rows.get(slice_key, 0) + rows
-        self.rows_read = sum(self._slice_rows.values())
+        self.rows_read += rows
         self._slices_read = min(float(self.slices), self._slices_read + part_of_slice)
         self._maybe_send()
 
@@ -162,7 +162,7 @@ class UnitReporter:
     def _send(self, done: int) -> bool:
         try:
             if self._socket is None:
-                self._socket = socket.create_connection(self.address, timeout=CONNECT_TIMEOUT_S)  # type: ignore[arg-type]
+                self._socket = socket.create_connection(self.address, timeout=CONNECT_TIMEOUT_S)  # type: ignore[arg-type]  # not None: checked by _maybe_send
             self._socket.sendall(f"{self.token} {self.unit} {done}\n".encode("ascii"))
             return True
         except OSError as exc:  # the driver is not reachable from here: progress moves when the task ends
