@@ -112,7 +112,7 @@ def planned_groups(source: Path, options: dict) -> list[dict]:
 
     copy = common.fresh_copy(source, "plan-dry-run")
     try:
-        result = cluster(str(copy), "schedule", options, dry_run=True).to_json()
+        result = cluster(str(copy), "schedule", options, dry_run=True).to_dict()
     finally:
         common.remove(copy)
     by_id = {common.file_id_of(p): p.relative_to(source) for p in common.base_files(source)}
@@ -146,7 +146,7 @@ class Bench:
         from hudi_cluster_core.api import cluster
 
         options = self.options_for(layout)
-        return cluster(str(copy), "scheduleAndExecute", options, spark=self.spark, parallelism=self.args.parallelism).to_json()
+        return cluster(str(copy), "scheduleAndExecute", options, spark=self.spark, parallelism=self.args.parallelism).to_dict()
 
     def check_ours(self, copy, result, rep, layout="linear") -> dict:
         from tests.support.readers import assert_same_rows, read_hudi_rs

@@ -104,11 +104,11 @@ class Bench:
         copy = common.fresh_copy(self.source, f"{name}-{rep}")
         started = time.perf_counter()
         if name == "kept":
-            result = cluster(str(copy), "scheduleAndExecute", CLUSTER_OPTIONS, spark=self.spark).to_json()
+            result = cluster(str(copy), "scheduleAndExecute", CLUSTER_OPTIONS, spark=self.spark).to_dict()
         else:
             drop_metadata_table(Storage(str(copy)))
             result = cluster(str(copy), "scheduleAndExecute", {**CLUSTER_OPTIONS, "hoodie.metadata.enable": "false"},
-                             spark=self.spark).to_json()  # fmt: skip
+                             spark=self.spark).to_dict()  # fmt: skip
         self.cluster_seconds[name].append(time.perf_counter() - started)
         if result.get("message") != "completed":
             raise AssertionError(f"{name}: our clustering did not complete: {result.get('message')}")

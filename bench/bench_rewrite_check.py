@@ -143,7 +143,7 @@ def on_spark(args, source: Path, options: dict) -> dict:
             common.settle(spark)
             sample, result = common.measure(
                 lambda: cluster(str(copy), "scheduleAndExecute", run_options, spark=spark,
-                                parallelism=args.parallelism).to_json(), spark=spark)  # fmt: skip
+                                parallelism=args.parallelism).to_dict(), spark=spark)  # fmt: skip
             assert result["message"] == "completed", result
             samples[mode].append(sample)
             common.remove(copy)

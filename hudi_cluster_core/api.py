@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
+import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
@@ -16,6 +18,7 @@ from .plan.avro_plan import StoredPlan, read_plan
 from .plan.schedule import schedule
 from .plugins import StrategyRegistry, default_registry
 from .run.recovery import Ownership, claim, free_pending, recover
+from .run_metrics import FileSizes, durations, input_file_sizes, result_dict, summary
 from .table import HudiTable, State, load_table
 from .table.checks import check_clusterable
 from .table.lock_provider import check_commit_safety, lock_file_for, use_lock_file
@@ -32,12 +35,14 @@ class PartitionEffect:
     partition: str
     files_before: int
     files_after: int
-    bytes_to_rewrite: int
+    bytes_to_rewrite: int  # the input files' bytes (read by the run)
+    bytes_written: int | None = None  # what the run wrote (None on a dry run)
 
 
 @dataclass(frozen=True)
 class ClusterResult:
-    """What a run did (or, on a dry run, would do)."""
+    """What a run did (or, on a dry run, would do). ``to_dict()`` is the ``--json`` contract (README: "Run
+    metrics"), ``to_json()`` the same as a JSON string, ``summary()`` the text ``hudi-cluster run`` prints."""
 
     instant_time: str | None
     mode: str
@@ -50,18 +55,28 @@ class ClusterResult:
     rolled_back: tuple[str, ...] = ()
     completed_file: str | None = None
     message: str = ""
+    files_added: FileSizes = FileSizes()  # written (a dry run: the planned count, sizes None)
+    files_removed: FileSizes = FileSizes()  # the base and log files of the replaced file groups
+    partitions_clustered: int = 0
+    files_considered: int = 0  # file groups in the table's latest view when the run read it
+    files_skipped: int = 0  # of those, the ones the plan leaves alone
+    rows_read: int | None = None  # by the run's tasks (None on a dry run)
+    rows_written: int | None = None  # the committed write stats' numWrites
+    bytes_read: int = 0  # the input files' bytes
+    bytes_written: int | None = None  # the committed write stats' fileSizeInBytes
+    duration_s: Mapping[str, float] = field(default_factory=durations)  # plan, spark, commit, total
     # per sort column, files a point / 1% range query opens in the partitions rewritten: [before, after]
     # (predicted for a plan, measured after a run; docs/layout-report.md)
     files_per_query: tuple[dict, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "instant_time": self.instant_time, "mode": self.mode, "dry_run": self.dry_run,
-            "input_file_groups": self.input_file_groups, "output_files": self.output_files,
-            "bytes_rewritten": self.bytes_rewritten, "groups": list(self.groups),
-            "partitions": [p.__dict__ for p in self.partitions], "rolled_back": list(self.rolled_back),
-            "message": self.message, "files_per_query": list(self.files_per_query),
-        }  # fmt: skip
+    def to_dict(self) -> dict[str, Any]:
+        return result_dict(self)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def summary(self) -> str:
+        return summary(self)
 
 
 def _predicted(groups: list[dict]) -> tuple[PartitionEffect, ...]:
@@ -161,6 +176,7 @@ def _cluster(
 ) -> ClusterResult:
     from .run.spark_settings import session_conf
 
+    started = time.monotonic()
     # a Spark flag that cannot apply fails before anything is written (only a run that executes builds a session)
     settings = session_conf(spark_master, spark_memory, parallelism, spark_conf) if spark is None else {}
     if spark is not None and (spark_memory or spark_conf or spark_master):
@@ -207,18 +223,21 @@ def _cluster(
             target = scheduled.instant_time
             if dry_run:
                 plan = read_plan(table.storage, target, scheduled.record, source="<dry-run plan>")
-                return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written",
+                return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", started,
                                     config.layout_optimize_strategy)
             if mode == "schedule":
-                return _plan_result(table, _load(table.reload(), target), mode, False, rolled_back, "scheduled",
+                table = table.reload()
+                return _plan_result(table, _load(table, target), mode, False, rolled_back, "scheduled", started,
                                     config.layout_optimize_strategy)
         table = table.reload()
         plan = _load(table, target)
         if dry_run:
-            return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written",
+            return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", started,
                                 config.layout_optimize_strategy)
+        planned = time.monotonic()
         spark = spark or _session(spark_master, settings)
-        return _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode)
+        timing = {"started": started, "planned": planned, "session": time.monotonic() - planned}
+        return _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode, timing)
     except BaseException as failure:
         if heartbeat is None:
             raise
@@ -270,24 +289,38 @@ def _session(master: str | None, settings: dict[str, str]):
         raise ConfigError(session_start_problem(exc)) from exc
 
 
-def _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode):
+def _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode, timing):
+    """Runs ``plan`` and says what it did: the figures of written files and rows are the committed write stats'.
+    ``timing``: when the run started and finished planning (``time.monotonic()``), and the session's start (s)."""
     from .report.plan_effect import predicted_files_per_query
     from .run.execute import execute_plan
 
     predicted = _figures(predicted_files_per_query, table, plan, config.layout_optimize_strategy)
+    removed = FileSizes.of(input_file_sizes(table, plan))  # before the commit marks them replaced
+    considered = len(table.view().latest_file_slices())
     slots = parallelism or int(spark.sparkContext.defaultParallelism)
-    name, outcomes = execute_plan(table, plan, config, registry, spark, parallelism=max(1, slots), heartbeat=heartbeat)
+    phases: dict[str, float] = {}
+    name, outcomes = execute_plan(table, plan, config, registry, spark, parallelism=max(1, slots), heartbeat=heartbeat,
+                                  phases=phases)  # fmt: skip
     groups = [o.to_json() for o in outcomes]
     effects = tuple(
         PartitionEffect(p, sum(len(o.input_file_ids) for o in outcomes if o.partition == p),
                         sum(len(o.output_files) for o in outcomes if o.partition == p),
-                        sum(o.input_bytes for o in outcomes if o.partition == p))
+                        sum(o.input_bytes for o in outcomes if o.partition == p),
+                        sum(o.output_bytes for o in outcomes if o.partition == p))
         for p in sorted({o.partition for o in outcomes})
     )  # fmt: skip
+    added = FileSizes.of(size for o in outcomes for size in o.output_file_bytes)
+    inputs = sum(len(o.input_file_ids) for o in outcomes)
+    took = durations(plan=timing["planned"] - timing["started"], spark=timing["session"] + phases.get("spark", 0.0),
+                     commit=phases.get("commit", 0.0), total=time.monotonic() - timing["started"])  # fmt: skip
     return ClusterResult(
-        plan.instant_time, mode, False, sum(len(o.input_file_ids) for o in outcomes),
-        sum(len(o.output_files) for o in outcomes), sum(o.input_bytes for o in outcomes), tuple(groups), effects,
-        tuple(rolled_back), name, "completed",
+        plan.instant_time, mode, False, inputs, sum(len(o.output_files) for o in outcomes),
+        sum(o.input_bytes for o in outcomes), tuple(groups), effects, tuple(rolled_back), name, "completed",
+        files_added=added, files_removed=removed, partitions_clustered=len(effects), files_considered=considered,
+        files_skipped=max(0, considered - inputs), rows_read=sum(o.rows_read for o in outcomes),
+        rows_written=sum(o.rows for o in outcomes), bytes_read=removed.total_bytes or 0,
+        bytes_written=added.total_bytes or 0, duration_s=took,
         files_per_query=tuple(q.to_json() for q in _measured_or_predicted(predicted, table, plan)),
     )  # fmt: skip
 
@@ -362,14 +395,23 @@ def _load(table: HudiTable, instant_time: str) -> StoredPlan:
     return load_stored_plan(table, instant_time)
 
 
-def _plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message, layout: str = "LINEAR") -> ClusterResult:
+def _plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message, started: float,
+                 layout: str = "LINEAR") -> ClusterResult:
+    """A plan's effect, before anything is executed: what it replaces, the output files it plans (sizes unknown)."""
     from .report.plan_effect import predicted_files_per_query
 
     groups = _plan_groups_json(plan, table)
+    effects = _predicted(groups)
+    removed = FileSizes.of(input_file_sizes(table, plan))
+    considered = len(table.view().latest_file_slices())
+    inputs = sum(len(g["input_file_ids"]) for g in groups)
+    elapsed = time.monotonic() - started
     return ClusterResult(
-        plan.instant_time, mode, dry_run, sum(len(g["input_file_ids"]) for g in groups),
-        sum(g["output_file_count"] for g in groups), sum(g["input_bytes"] for g in groups), tuple(groups),
-        _predicted(groups), tuple(rolled_back), None, message,
+        plan.instant_time, mode, dry_run, inputs, sum(g["output_file_count"] for g in groups),
+        sum(g["input_bytes"] for g in groups), tuple(groups), effects, tuple(rolled_back), None, message,
+        files_added=FileSizes(sum(g["output_file_count"] for g in groups)), files_removed=removed,
+        partitions_clustered=len(effects), files_considered=considered, files_skipped=max(0, considered - inputs),
+        bytes_read=removed.total_bytes or 0, duration_s=durations(plan=elapsed, total=elapsed),
         files_per_query=tuple(q.to_json() for q in _figures(predicted_files_per_query, table, plan, layout)),
     )  # fmt: skip
 

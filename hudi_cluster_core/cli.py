@@ -86,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("base_path")
     show.add_argument("--json", action="store_true")
     show.add_argument("--archived", action="store_true", help="also list completed clustering from the archived timeline")
+    show.add_argument("--clustering", action="store_true",
+                      help="list every clustering instant (its state, groups, partitions and bytes), archived ones too")
     show.add_argument("--props", help="a Hudi properties file; only its storage settings matter here")
     show.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
                       help="a storage setting: Hadoop's key for the store, e.g. its endpoint "
@@ -145,6 +147,11 @@ def _cmd_show(args) -> int:
     table = load_table(args.base_path, _storage_keys(args))
     check_timeline(table)
     archived = args.archived
+    if args.clustering:
+        from .show import clustering_instants, clustering_summary
+
+        print(json.dumps(clustering_instants(table), indent=2) if args.json else clustering_summary(table))
+        return 0
     print(json.dumps(table_layout(table, archived=archived), indent=2) if args.json else table_summary(table, archived=archived))
     return 0
 
@@ -214,18 +221,7 @@ def _cmd_run(args) -> int:
         job_max_processing_time_ms=args.job_max_processing_time_ms, dry_run=args.dry_run,
         keep_failed_plan=args.keep_failed_plan,
     )  # fmt: skip
-    if args.json:
-        print(json.dumps(result.to_json(), indent=2))
-    else:
-        from .show import human_size
-
-        print(f"{result.mode}: {result.message}" + (f" (instant {result.instant_time})" if result.instant_time else ""))
-        for effect in result.partitions:
-            print(f"  {effect.partition or '(none)':<30} files {effect.files_before} -> {effect.files_after}, "
-                  f"rewrites {human_size(effect.bytes_to_rewrite)}")  # fmt: skip
-        if result.groups:
-            print(f"  total: {result.input_file_groups} file group(s) -> {result.output_files} file(s), "
-                  f"{human_size(result.bytes_rewritten)}")  # fmt: skip
+    print(result.to_json() if args.json else result.summary())
     return 0
 
 

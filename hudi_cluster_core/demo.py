@@ -61,7 +61,7 @@ def run_demo(base_path: str, *, table_version: int = 9, batches: int = 40, rows_
     started = time.monotonic()
     result = cluster(base, "scheduleAndExecute", {"hoodie.clustering.plan.strategy.sort.columns": "customer_id,ts"})
     print(f"   instant {result.instant_time}: {result.input_file_groups} file groups -> {result.output_files} files "
-          f"in {time.monotonic() - started:.1f}s\n")  # fmt: skip
+          f"in {time.monotonic() - started:.1f}s\n{result.summary().splitlines()[-1]}\n")  # fmt: skip
     print(f"== layout after\n{table_summary(load_table(base))}\n")
     after = _fingerprint(base)
     if before != after:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .plan.avro_plan import read_plan
+from .run_metrics import human_size, input_file_sizes
 from .table import HudiTable
 from .table.archive import load_archived_timeline
 
@@ -37,16 +39,61 @@ def archived_completed_clustering(table: HudiTable) -> list[str]:
     return [i.time for i in archive.completed_clustering if i.time not in active]
 
 
+def clustering_instants(table: HudiTable) -> list[dict]:
+    """``show --clustering``: every clustering instant, oldest first, with its state, its plan's groups and
+    partitions, and its bytes: written (from the commit's write stats) once completed, else the input files'
+    bytes still to rewrite. Completed ones archival moved out of the active timeline are read from the archive."""
+    timeline = table.timeline
+    rows = []
+    for instant in timeline.pending_clustering:
+        plan = timeline.clustering_plan(instant.time) or {}
+        rows.append(_instant_row(instant.time, instant.state.name.lower(), False, plan, None, _input_bytes(table, instant.time, plan)))
+    for instant in timeline.completed_clustering:
+        written = _bytes_written(timeline.commit_metadata(instant))
+        rows.append(_instant_row(instant.time, "completed", False, timeline.clustering_plan(instant.time) or {}, written))
+    active = {i.time for i in timeline.instants}
+    archive = load_archived_timeline(table.storage, table.config)
+    for archived in archive.completed_clustering:
+        if archived.time not in active:
+            plan = archive.clustering_plan(archived) or {}
+            rows.append(_instant_row(archived.time, "completed", True, plan, _bytes_written(archive.commit_metadata(archived))))
+    return sorted(rows, key=lambda row: row["instant_time"])
+
+
+def _instant_row(time: str, state: str, archived: bool, plan: dict, written: int | None, pending: int | None = None) -> dict:
+    groups = (plan.get("clusteringPlan") or {}).get("inputGroups") or []
+    partitions = {s.get("partitionPath") or "" for g in groups for s in g.get("slices") or []}
+    return {"instant_time": time, "state": state, "archived": archived, "groups": len(groups) if plan else None,
+            "partitions": len(partitions) if plan else None, "bytes_written": written, "input_bytes": pending}  # fmt: skip
+
+
+def _bytes_written(metadata: dict) -> int:
+    return sum(int(stat.get("totalWriteBytes") or stat.get("fileSizeInBytes") or 0)
+               for stats in (metadata.get("partitionToWriteStats") or {}).values() for stat in stats)  # fmt: skip
+
+
+def _input_bytes(table: HudiTable, time: str, plan: dict) -> int | None:
+    if not plan:
+        return None
+    stored = read_plan(table.storage, time, plan, source=f"the plan of {time}")
+    return sum(input_file_sizes(table, stored))
+
+
+def clustering_summary(table: HudiTable) -> str:
+    """The text of ``show --clustering``: a line per clustering instant."""
+    rows = clustering_instants(table)
+    lines = [f"clustering instants of {table.config.name}: {len(rows) or 'none'}"]
+    for row in rows:
+        where = " (archived)" if row["archived"] else ""
+        size = (f"{human_size(row['bytes_written'])} written" if row["bytes_written"] is not None
+                else f"{human_size(row['input_bytes'] or 0)} to rewrite")  # fmt: skip
+        plan = "plan not kept" if row["groups"] is None else f"{row['groups']} group(s), {row['partitions']} partition(s)"
+        lines.append(f"  {row['instant_time']}  {row['state'] + where:<20} {plan}, {size}")
+    return "\n".join(lines)
+
+
 def _size_bucket(size: int) -> str:
     return next((label for limit, label in _BUCKETS if size < limit), ">= 512 MiB")
-
-
-def human_size(size: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TiB"
 
 
 def table_summary(table: HudiTable, *, archived: bool = False) -> str:

@@ -4,8 +4,24 @@
 # S3A connector for Apache Hudi to read tables on the tests' S3 server (hadoop-aws matches pyspark's Hadoop 3.3.4),
 # and the object-store emulators the tests start on loopback: fake-gcs-server (GCS; a Go module built into
 # .cache/bin) and Azurite (Azure Blob; an npm package under .cache/node).
+#
+# It prints one line per step; what the tools it runs say goes to a log that is shown only when a step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+log=$(mktemp "${TMPDIR:-/tmp}/hudi-cluster-setup.XXXXXX")
+trap 'rm -f "$log"' EXIT
+# step "what it does" command...: runs the command with its output in the log; on failure, the log's end and exit
+step() {
+  local what=$1
+  shift
+  if ! NO_COLOR=1 TERM=dumb "$@" >"$log" 2>&1; then
+    echo "set-up: ${what}: failed; its output ends with:" >&2
+    tail -n 40 "$log" >&2
+    exit 1
+  fi
+  echo "set-up: ${what}"
+}
 
 HUDI_VERSION=1.1.1
 BUNDLE_ARTIFACT="org.apache.hudi:hudi-spark3.5-bundle_2.12:${HUDI_VERSION}"
@@ -23,32 +39,39 @@ if [ -z "${java_major}" ] || [ "${java_major}" -lt 17 ]; then
 fi
 
 if [ ! -x .venv/bin/python ]; then
-  "$PYTHON" -m venv .venv
+  step "created .venv" "$PYTHON" -m venv .venv
 fi
 stamp=.venv/.hudi-cluster-installed
 sources=$(ls pyproject.toml plugins/*/pyproject.toml contrib/*/pyproject.toml 2>/dev/null | grep -v contrib/template || true)
 if [ ! -f "$stamp" ] || [ -n "$(find $sources constraints.txt -newer "$stamp" 2>/dev/null)" ]; then
-  .venv/bin/python -m pip install -q --upgrade pip
+  step "pip upgraded" .venv/bin/python -m pip install -q --upgrade pip
   args=(-e ".[test,bench,cluster,report]")
   for project in $sources; do
     dir=$(dirname "$project")
     [ "$dir" = "." ] || args+=(-e "$dir")
   done
-  .venv/bin/python -m pip install -q -c constraints.txt "${args[@]}"
+  step "installed hudi-cluster and its plugins into .venv" \
+    .venv/bin/python -m pip install -q --progress-bar off -c constraints.txt "${args[@]}"
   touch "$stamp"
+else
+  echo "set-up: .venv up to date"
 fi
 
+jars_fetched=0
 if [ ! -s "$BUNDLE" ]; then
   mkdir -p .cache/jars
-  mvn -q -B dependency:copy -Dartifact="$BUNDLE_ARTIFACT" -DoutputDirectory=.cache/jars
+  step "fetched ${BUNDLE_ARTIFACT}" mvn -q -B dependency:copy -Dartifact="$BUNDLE_ARTIFACT" -DoutputDirectory=.cache/jars
+  jars_fetched=1
 fi
 for artifact in "${S3A_ARTIFACTS[@]}"; do
   IFS=: read -r _ name version <<<"$artifact"
   if [ ! -s ".cache/jars/${name}-${version}.jar" ]; then
     mkdir -p .cache/jars
-    mvn -q -B dependency:copy -Dartifact="$artifact" -DoutputDirectory=.cache/jars
+    step "fetched ${artifact}" mvn -q -B dependency:copy -Dartifact="$artifact" -DoutputDirectory=.cache/jars
+    jars_fetched=1
   fi
 done
+[ "$jars_fetched" = 1 ] || echo "set-up: Apache Hudi ${HUDI_VERSION} bundle and S3A jars cached"
 
 # Emulators: each is (re)installed only when the installed version is not the pinned one, read from the binary's
 # build info (go version -m) and from the package's package.json, so a second run costs two quick checks.
@@ -59,7 +82,9 @@ if [ "$(go version -m "$gcs_bin" 2>/dev/null | awk '$1 == "mod" {print $3}')" !=
     exit 2
   fi
   mkdir -p .cache/bin
-  GOBIN="$PWD/.cache/bin" go install "${FAKE_GCS_MODULE}@${FAKE_GCS_VERSION}"
+  step "built fake-gcs-server ${FAKE_GCS_VERSION}" env GOBIN="$PWD/.cache/bin" go install "${FAKE_GCS_MODULE}@${FAKE_GCS_VERSION}"
+else
+  echo "set-up: fake-gcs-server ${FAKE_GCS_VERSION} installed"
 fi
 azurite_package=.cache/node/node_modules/azurite/package.json
 if [ "$(node -p "require('./${azurite_package}').version" 2>/dev/null)" != "$AZURITE_VERSION" ]; then
@@ -69,7 +94,9 @@ if [ "$(node -p "require('./${azurite_package}').version" 2>/dev/null)" != "$AZU
   fi
   mkdir -p .cache/node
   # --ignore-scripts: Azurite runs without its dependencies' install scripts, and so nothing else runs here
-  npm install --prefix .cache/node --save-exact --no-audit --no-fund --ignore-scripts --loglevel=error \
-    "azurite@${AZURITE_VERSION}"
+  step "installed Azurite ${AZURITE_VERSION}" npm install --prefix .cache/node --save-exact --no-audit --no-fund \
+    --ignore-scripts --loglevel=error --color=false "azurite@${AZURITE_VERSION}"
+else
+  echo "set-up: Azurite ${AZURITE_VERSION} installed"
 fi
-echo "set-up done: .venv ready, $BUNDLE cached, fake-gcs-server ${FAKE_GCS_VERSION}, Azurite ${AZURITE_VERSION}, Java ${java_major}"
+echo "set-up done (Java ${java_major})"

@@ -286,6 +286,14 @@ def test_show_archived_lists_our_clustering_after_hudi_archived_it(builder, clus
     assert "archived_completed_clustering" not in json.loads(_show(capsys, path, "--json"))
     assert f"archived completed clustering: {done.instant}" in _show(capsys, path, "--archived")
     assert "archived completed clustering" not in _show(capsys, path)
+    # show --clustering: the archived clustering with its plan's groups and partitions and the bytes it wrote
+    (listed,) = json.loads(_show(capsys, path, "--clustering", "--json"))
+    written = sum(s["fileSizeInBytes"] for stats in archive.commit_metadata(archive.completed_clustering[0])
+                  ["partitionToWriteStats"].values() for s in stats)  # fmt: skip
+    assert listed == {"instant_time": done.instant, "state": "completed", "archived": True,
+                      "groups": len(plan["clusteringPlan"]["inputGroups"]), "partitions": 3, "bytes_written": written,
+                      "input_bytes": None} and written > 0  # fmt: skip
+    assert f"{done.instant}  completed (archived)" in _show(capsys, path, "--clustering")
     # and the view still agrees with hudi-rs once the replacecommit left the active timeline
     assert slices_as_hudi_rs(table.view().latest_file_slices()) == hudi_rs_file_slices(path)
     assert_same_rows(read_hudi_snapshot(spark, path), read_hudi_rs(path), labels=("hudi", "hudi-rs"))

@@ -271,3 +271,31 @@ def test_an_unsupported_scheme_is_one_line_naming_it_and_the_stores_that_work(tm
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert f"'{scheme}://' is not supported; supported: {supported()}" in result.stderr
     assert (tree_digest(str(work)), sorted(work.rglob("*"))) == before and list(home.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "command, key, kind",
+    [
+        ("run", "hoodie.clustering.plan.strategy.class", "plan"),
+        ("run", "hoodie.clustering.execution.strategy.class", "execution"),
+        ("upsert", "hoodie.clustering.updates.strategy", "update"),
+    ],
+)  # fmt: skip
+def test_an_unknown_strategy_of_each_kind_names_the_installed_ones_and_how_to_get_another(
+    table, tmp_path, capsys, command, key, kind
+):
+    import pyarrow.parquet as pq
+
+    before = tree_digest(table)
+    if command == "run":
+        args = ["run", "--base-path", table, "--mode", "scheduleAndExecute", "--dry-run"]
+    else:
+        rows = tmp_path / "rows.parquet"
+        pq.write_table(small_file_rows(0, 5), rows)
+        args = ["upsert", "--base-path", table, "--input", str(rows)]
+    code, _, err = _cli(capsys, *args, "--hoodie-conf", f"{key}=no-such-strategy")
+    line = _one_error_line(err)
+    assert code == 2 and f"{key}=no-such-strategy: unknown {kind} strategy; Installed {kind} strategies: " in line
+    installed = {"plan": "size-based", "execution": "sort-and-size", "update": "reject"}[kind]
+    assert installed in line and "hudi-cluster plugins lists them" in line and "pip install plugins/" in line
+    assert tree_digest(table) == before

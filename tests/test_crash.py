@@ -64,7 +64,7 @@ def test_sigkill_then_rerun_keeps_every_row(spark, tmp_path, version, point, ret
 
     # the next run, in this process (the crash needed its own process; the recovery does not)
     result = cluster(base, "scheduleAndExecute", {"hoodie.clustering.plan.strategy.sort.columns": "c_int"},
-                     spark=spark, retry_last_failed_clustering_job=retry).to_json()  # fmt: skip
+                     spark=spark, retry_last_failed_clustering_job=retry).to_dict()  # fmt: skip
     if pending and (retry or point == "after-requested"):
         assert result["instant_time"] == pending[0], "the pending plan was not executed under its instant"
     elif pending:

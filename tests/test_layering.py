@@ -38,6 +38,7 @@ RANKS = {
     "run.commit": COMMIT,
     "run.execute": DRIVER,  # runs the tasks, then commits
     "api": ENTRY, "cli": ENTRY, "demo": ENTRY, "show": ENTRY, "testing": ENTRY, "sdk": ENTRY, "service": ENTRY,
+    "run_metrics": ENTRY,
     "": ENTRY,
 }  # fmt: skip
 # Our writers are not part of the clustering: no module of the clustering engine imports writer/. Only these

@@ -86,12 +86,12 @@ def test_files_per_query_predicted_by_a_dry_run_match_the_run(hudi_table, spark,
     options = {"hoodie.clustering.plan.strategy.sort.columns": "c_int",
                "hoodie.clustering.plan.strategy.target.file.max.bytes": total // 3 + 1}  # fmt: skip
     planned = cluster(copy, "scheduleAndExecute", options, dry_run=True)
-    [predicted] = planned.to_json()["files_per_query"]
+    [predicted] = planned.to_dict()["files_per_query"]
     assert predicted["column"] == "c_int" and planned.output_files == 3
     before, after = predicted["point_query_files"]
     assert before > 2.5 and after < 1.2, predicted  # 4 overlapping files -> 3 files of contiguous ranges
     done = cluster(copy, "scheduleAndExecute", options, spark=spark)
-    [measured] = done.to_json()["files_per_query"]
+    [measured] = done.to_dict()["files_per_query"]
     assert measured["point_query_files"][0] == before
     assert measured["point_query_files"][1] == pytest.approx(after, abs=0.25), (measured, predicted)
     assert measured["range_query_files"][1] == pytest.approx(predicted["range_query_files"][1], abs=0.25)

@@ -81,7 +81,7 @@ def test_clustering_keeps_the_metadata_table_and_an_unmaintained_index_is_droppe
     _set_property(base, "hoodie.table.metadata.partitions", ",".join([*built, unmaintained]))
 
     with caplog.at_level(logging.WARNING, logger="hudi_cluster_core"):
-        result = cluster(base, "scheduleAndExecute", OPTIONS, spark=spark).to_json()
+        result = cluster(base, "scheduleAndExecute", OPTIONS, spark=spark).to_dict()
     instant = result["instant_time"]
     assert instant
 
@@ -155,7 +155,7 @@ def test_sigkill_around_the_mdt_deltacommit_then_rerun_recovers(spark, template,
     assert_same_rows(before_rs, read_hudi_rs(base, options=RS_MDT), labels=("before", "after crash (hudi-rs)"))
     assert_same_rows(before_hudi, read_hudi_snapshot(spark, base), labels=("before", "after crash (Hudi)"))
 
-    result = cluster(base, "scheduleAndExecute", OPTIONS, spark=spark).to_json()
+    result = cluster(base, "scheduleAndExecute", OPTIONS, spark=spark).to_dict()
     assert pending in result["rolled_back"] and result["instant_time"] != pending
     assert not deltacommit.has_instant(Storage(base), pending), "an MDT deltacommit of the rolled-back instant remains"
     assert not [p for p in Path(base, ".hoodie/metadata").rglob(f".*_{pending}.log.*")]

@@ -101,7 +101,8 @@ def test_local_run_sizes_the_driver_jvm_and_logs_progress_to_100_percent(table_t
     lines = [line.split("run.progress: ", 1)[1] for line in done.stderr.splitlines() if "run.progress: " in line]
     counts = [int(re.search(r": (\d)/3 group\(s\)", line).group(1)) for line in lines]
     assert counts and counts == sorted(counts) and counts[-1] == 3, lines
-    assert re.search(r": 3/3 group\(s\), (\d+\.\d [KM]iB)/\1 rewritten \(100%\), 0 task\(s\) running, ETA 0 s$", lines[-1])
+    assert re.search(r": 3/3 group\(s\), (\d+\.\d [KM]iB)/\1 rewritten \(100%\), 0 task\(s\) running, "
+                     r"elapsed \d+ s, ETA 0 s$", lines[-1])  # fmt: skip
     assert "\x1b[" not in done.stderr  # no terminal: no bar, no escape codes
     (app,) = os.listdir(events)
     log = event_log(events, app)

@@ -1,9 +1,11 @@
-"""The job runs under spark-submit, as on a real cluster: the session spark-submit builds is the one used."""
+"""The job runs under spark-submit, as on a real cluster: the session spark-submit builds is the one used, and
+Spark's start-up INFO lines stay out of the output."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +33,8 @@ def test_spark_submit_runs_the_clustering_job(tmp_path):
         capture_output=True, text=True, env=env, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
+    # Spark's built-in log defaults (INFO) give way to ours before the session starts: no INFO line of Spark's
+    assert not re.search(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d INFO ", done.stderr + done.stdout, re.M), done.stderr[-3000:]
     result = json.loads(done.stdout[done.stdout.index("{"):])
     assert result["message"] == "completed" and result["input_file_groups"] == 9
     assert [i.time for i in load_table(base).timeline.completed_clustering] == [result["instant_time"]]

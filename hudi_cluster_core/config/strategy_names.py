@@ -36,6 +36,8 @@ def unknown_strategy(kind: str, name: str, config_key: str | None, aliases: Iter
         return (f"{where}: no installed plugin provides this {kind} strategy; install the distribution "
                 f"'{distribution}' (pip install plugins/{distribution.removeprefix('hudi-cluster-')})")  # fmt: skip
     close = difflib.get_close_matches(name, sorted(aliases), n=1, cutoff=0.6)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
+    hint = f"; did you mean '{close[0]}'?" if close else ";"
     shown = ", ".join(sorted(installed)) or "none (no plugin is installed)"
-    return f"{where}: unknown {kind} strategy{hint} Installed {kind} strategies: {shown}"
+    return (f"{where}: unknown {kind} strategy{hint} Installed {kind} strategies: {shown}. Name one by its short "
+            "name or a Hudi class name it answers to (hudi-cluster plugins lists them), or install the plugin that "
+            "provides it (pip install plugins/<family>; README: Strategies)")  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, replace
 
 from ..config import catalogue, strategy_params
@@ -33,12 +34,15 @@ class GroupOutcome:
     input_bytes: int
     output_files: tuple[str, ...]
     output_bytes: int
-    rows: int
+    rows: int  # rows written (the write stats' numWrites)
+    output_file_bytes: tuple[int, ...] = ()  # each output file's size, as committed
+    rows_read: int = 0  # rows the group's tasks read (log files merged)
 
     def to_json(self) -> dict:
         return {
             "partition": self.partition, "input_file_ids": list(self.input_file_ids), "input_bytes": self.input_bytes,
             "output_files": list(self.output_files), "output_bytes": self.output_bytes, "rows": self.rows,
+            "rows_read": self.rows_read,
         }  # fmt: skip
 
 
@@ -106,9 +110,10 @@ def split_groups(tasks: list[GroupTask], input_bytes: list[int], *, cores: int, 
 
 def execute_plan(
     table: HudiTable, plan: StoredPlan, config, registry: StrategyRegistry, spark, *, parallelism: int,
-    heartbeat: Heartbeat | None = None,
+    heartbeat: Heartbeat | None = None, phases: dict[str, float] | None = None,
 ) -> tuple[str, list[GroupOutcome]]:
     """Run every group of ``plan`` and commit; returns the completed file name and per-group outcomes.
+    ``phases``, when given, gets the seconds the Spark job (``spark``) and the commit (``commit``) took.
 
     The caller owns the instant (``heartbeat``); a failure propagates and the caller rolls back."""
     pyspark_memory = spark.sparkContext.getConf().get("spark.executor.pyspark.memory") if spark is not None else None
@@ -137,21 +142,31 @@ def execute_plan(
                  plan.instant_time, len(tasks), len(units))  # fmt: skip
     group_bytes = {task.group.index: size for task, size in zip(tasks, input_bytes)}
     unit_bytes = [group_bytes[unit.group.index] // max(1, unit.units) for unit in units]
-    unit_results = run_group_tasks(spark, units, min(parallelism, config.max_parallelism), unit_bytes)
+    unit_rows: list[int] = []
+    started = time.monotonic()
+    unit_results = run_group_tasks(spark, units, min(parallelism, config.max_parallelism), unit_bytes, unit_rows)
+    spark_s = time.monotonic() - started
+    rows_read = {task.group.index: 0 for task in tasks}
+    for unit, rows in zip(units, unit_rows):
+        rows_read[unit.group.index] += rows
     per_group: dict[int, list[dict]] = {task.group.index: [] for task in tasks}
     for unit, unit_stats in zip(units, unit_results):  # units in range order: the group's files in key order
         per_group[unit.group.index].extend(unit_stats)
     results = [per_group[task.group.index] for task in tasks]
     stats = [stat for group_stats in results for stat in group_stats]
     failpoint("after-tasks")
+    started = time.monotonic()
     name = commit_clustering(
         table, plan, stats, tasks[0].strategy if tasks else None, heartbeat=heartbeat, wait_ms=wait_ms,
         metadata_enable=config.writer.metadata_enable, disabled_indexes=disabled_by_config(config.raw),
     )
+    if phases is not None:
+        phases.update(spark=spark_s, commit=time.monotonic() - started)
     outcomes = [
         GroupOutcome(
             group.partition, group.file_ids, input_bytes[i], tuple(s["path"] for s in results[i]),
             sum(s["fileSizeInBytes"] for s in results[i]), sum(s["numWrites"] for s in results[i]),
+            tuple(s["fileSizeInBytes"] for s in results[i]), rows_read[group.index],
         )  # fmt: skip
         for i, group in enumerate(plan.groups)
     ]

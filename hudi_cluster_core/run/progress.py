@@ -1,9 +1,11 @@
 """Progress of a run's Spark job: a rich bar on a terminal, plain log lines otherwise.
 
-What is shown: groups done, input bytes rewritten, running tasks, and an ETA from the rate so far. Spark feeds it:
-each task adds the groups it finished (and their input bytes) to an accumulator, which Spark merges on the driver
-as every task ends, and the status tracker (``SparkContext.statusTracker()``) says how many tasks run. The last
-report is made from the job's result, so a run that succeeds always ends at 100%.
+What is shown: groups done, input bytes rewritten, running tasks, the time elapsed and an ETA from the rate so far.
+Spark feeds it: each task adds the groups it finished (and their input bytes) to an accumulator, which Spark
+merges on the driver as every task ends; a running task sends its bytes done within its group as it reads and
+writes (run/progress_channel.py), so the bar moves inside a group too; the status tracker
+(``SparkContext.statusTracker()``) says how many tasks run. The last report is made from the job's result, so a
+run that succeeds always ends at 100%.
 
 ``HUDI_CLUSTER_PROGRESS`` picks the form: ``bar``, ``log`` or ``off`` (default: ``bar`` when stderr is a terminal,
 else ``log``, a line at most every ``HUDI_CLUSTER_PROGRESS_INTERVAL_S`` seconds, 10 by default, and at the end).
@@ -22,20 +24,22 @@ from typing import IO, Any
 
 from pyspark.accumulators import AccumulatorParam
 
+from .progress_channel import ProgressListener
+
 log = logging.getLogger(__name__)
 MODE_ENV = "HUDI_CLUSTER_PROGRESS"
 INTERVAL_ENV = "HUDI_CLUSTER_PROGRESS_INTERVAL_S"
 POLL_S = 0.5
 
 
-class PairSum(AccumulatorParam):
-    """Adds ``(groups, bytes)`` pairs: what tasks report as they finish groups."""
+class FinishedUnits(AccumulatorParam):
+    """Adds ``(groups, bytes, unit ids)``: what tasks report as they finish their units of work."""
 
     def zero(self, value):
-        return (0, 0)
+        return (0, 0, frozenset())
 
     def addInPlace(self, value1, value2):
-        return (value1[0] + value2[0], value1[1] + value2[1])
+        return (value1[0] + value2[0], value1[1] + value2[1], value1[2] | value2[2])
 
 
 @dataclass
@@ -69,12 +73,13 @@ def human_bytes(size: float) -> str:
 
 
 def describe(label: str, snap: Snapshot) -> str:
-    """The plain line: ``clustering T: 2/3 group(s), 1.2 MiB/3.7 MiB rewritten (66%), 1 task(s) running, ETA 4 s``."""
+    """The plain line: ``clustering T: 2/3 group(s), 1.2 MiB/3.7 MiB rewritten (66%), 1 task(s) running,
+    elapsed 8 s, ETA 4 s``."""
     eta = snap.eta_s
     eta_text = "ETA ?" if eta is None else f"ETA {eta:.0f} s"
     return (f"{label}: {snap.groups_done}/{snap.groups_total} group(s), {human_bytes(snap.bytes_done)}/"
             f"{human_bytes(snap.bytes_total)} rewritten ({snap.fraction:.0%}), {snap.tasks_running} task(s) running, "
-            f"{eta_text}")  # fmt: skip
+            f"elapsed {snap.elapsed_s:.0f} s, {eta_text}")  # fmt: skip
 
 
 class _LogLines:
@@ -85,7 +90,7 @@ class _LogLines:
     def show(self, snap: Snapshot, final: bool = False) -> None:
         line = describe(self.label, snap)
         now = time.monotonic()
-        unchanged = line.split(", ETA")[0] == self.last_line.split(", ETA")[0]
+        unchanged = line.split(", elapsed")[0] == self.last_line.split(", elapsed")[0]
         if final or (not unchanged and now - self.last_time >= self.interval_s):
             log.info("%s", line)
             self.last_line, self.last_time = line, now
@@ -97,20 +102,24 @@ class _LogLines:
 class _Bar:
     def __init__(self, label: str, snap: Snapshot, stream: IO[str]):
         from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn, DownloadColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn,
+        )  # fmt: skip
 
         console = Console(file=stream, force_terminal=True)
         self.progress = Progress(
             TextColumn(label), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[groups]} group(s)"),
-            DownloadColumn(binary_units=True), TextColumn("{task.fields[running]} running"), TextColumn("ETA"),
-            TimeRemainingColumn(), console=console, redirect_stdout=False, redirect_stderr=False,
+            DownloadColumn(binary_units=True), TextColumn("{task.fields[running]} running"), TimeElapsedColumn(),
+            TextColumn("ETA {task.fields[eta]}"), console=console, redirect_stdout=False, redirect_stderr=False,
         )  # fmt: skip
         self.task = self.progress.add_task(label, total=max(snap.bytes_total, 1), **self._fields(snap))
         self.progress.start()
 
     @staticmethod
     def _fields(snap: Snapshot) -> dict[str, Any]:
-        return {"groups": f"{snap.groups_done}/{snap.groups_total}", "running": snap.tasks_running}
+        eta = snap.eta_s  # our estimate from the start of the run: rich's own waits for a steady speed
+        eta_text = "-:--:--" if eta is None else f"{int(eta) // 3600}:{int(eta) % 3600 // 60:02d}:{int(eta) % 60:02d}"
+        return {"groups": f"{snap.groups_done}/{snap.groups_total}", "running": snap.tasks_running, "eta": eta_text}
 
     def show(self, snap: Snapshot, final: bool = False) -> None:
         done = snap.bytes_done if snap.bytes_total else (1 if snap.fraction >= 1 else 0)
@@ -137,7 +146,9 @@ class JobProgress:
         self.context, self.job_group, self.label = context, job_group, label
         self.groups_total, self.bytes_total = len(group_bytes), sum(group_bytes)
         self.stream = stream or sys.stderr
-        self.finished = context.accumulator((0, 0), PairSum())  # what tasks add: (groups, input bytes) they finished
+        # what tasks add: (groups, input bytes, unit ids) they finished
+        self.finished = context.accumulator((0, 0, frozenset()), FinishedUnits())
+        self.listener: ProgressListener | None = None  # what running tasks send: bytes done in their group
         self.started = time.monotonic()
         self.view: _Bar | _LogLines | None = None
         self.stop = threading.Event()
@@ -149,6 +160,8 @@ class JobProgress:
             self.view = _Bar(self.label, self.snapshot(), self.stream)
         elif mode == "log":
             self.view = _LogLines(self.label, float(os.environ.get(INTERVAL_ENV, "10")))
+        if self.view is not None:
+            self.listener = _listener(self.context)
         self.thread.start()
         return self
 
@@ -162,8 +175,20 @@ class JobProgress:
                 running += stage.numActiveTasks if stage else 0
         return running
 
+    @property
+    def address(self) -> tuple[str, int] | None:
+        """Where running tasks send their progress (None: nobody listens)."""
+        return self.listener.address if self.listener is not None else None
+
+    @property
+    def token(self) -> str:
+        return self.listener.token if self.listener is not None else ""
+
     def snapshot(self, running: int = 0) -> Snapshot:
-        groups, size = self.finished.value
+        groups, size, units = self.finished.value
+        if self.listener is not None:
+            size += self.listener.bytes_done(units)
+        size = min(size, self.bytes_total)
         return Snapshot(groups, self.groups_total, size, self.bytes_total, running, time.monotonic() - self.started)
 
     def _poll(self) -> None:
@@ -180,6 +205,8 @@ class JobProgress:
         """Stops watching and shows the last state: all groups and bytes when the job succeeded."""
         self.stop.set()
         self.thread.join(timeout=5)
+        if self.listener is not None:
+            self.listener.close()
         if self.view is None:
             return
         snap = self.snapshot()
@@ -187,3 +214,14 @@ class JobProgress:
             snap = Snapshot(self.groups_total, self.groups_total, self.bytes_total, self.bytes_total, 0, snap.elapsed_s)
         self.view.show(snap, final=True)
         self.view.close()
+
+
+def _listener(context) -> ProgressListener | None:
+    """A listener on the address executors reach the driver at (Spark's ``spark.driver.host``)."""
+    conf = context.getConf()
+    host = conf.get("spark.driver.host") or "127.0.0.1"
+    try:
+        return ProgressListener(conf.get("spark.driver.bindAddress") or host, host)
+    except OSError as exc:  # progress then moves as tasks end
+        log.debug("progress listener on %s: %s", host, exc)
+        return None

@@ -20,10 +20,12 @@ from .. import errors, interrupts
 from ..plugins import call_hook
 from . import digest
 from .progress import JobProgress
+from .progress_channel import UnitReporter
 from .spark_settings import check_active_conf, executor_environment_problem
 from .task import GroupTask
 
 log = logging.getLogger(__name__)
+LOG4J = Path(__file__).resolve().parent / "log4j2.properties"  # our console log for Spark (run/log4j2.properties)
 
 
 def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: dict[str, str] | None = None):
@@ -53,42 +55,76 @@ def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: d
         "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.python.worker.reuse": "true",
         "spark.sql.shuffle.partitions": "8",
     }  # fmt: skip
-    if not under_spark_submit:  # our own quiet console log; under spark-submit the cluster's config stands
-        log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
-        defaults["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={Path(log4j).as_uri()}"
+    verbose = log.isEnabledFor(logging.DEBUG)  # -v: Spark's own console log, INFO lines and all
+    if under_spark_submit and not verbose:
+        _quiet_default_log()
+    if not under_spark_submit:  # our own quiet console log (under spark-submit: _quiet_default_log)
+        log4j_options = "" if verbose else f"-Dlog4j2.configurationFile={LOG4J.as_uri()}"
+        defaults["spark.driver.extraJavaOptions"] = log4j_options
         effective_master = master or os.environ.get("SPARK_MASTER", "local[*]")
         if effective_master.startswith("local"):
             # the JVM only schedules (rows stay in Python): C1 alone starts faster and burns no CPU on C2
             # compiles; the workers fork from a daemon that has the task's imports done (run/worker_daemon.py)
-            defaults["spark.driver.extraJavaOptions"] += " -XX:TieredStopAtLevel=1"
+            defaults["spark.driver.extraJavaOptions"] = f"{log4j_options} -XX:TieredStopAtLevel=1".strip()
             defaults["spark.python.daemon.module"] = "hudi_cluster_core.run.worker_daemon"
+    if not defaults.get("spark.driver.extraJavaOptions"):
+        defaults.pop("spark.driver.extraJavaOptions", None)
     for key, value in {**defaults, **(conf or {})}.items():
         builder = builder.config(key, value)
     with interrupts.spark_starting():  # a Ctrl-C or SIGTERM now is acted on once the start has ended
         spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(os.environ.get("HUDI_CLUSTER_SPARK_LOG_LEVEL", "WARN"))
+    spark.sparkContext.setLogLevel(os.environ.get("HUDI_CLUSTER_SPARK_LOG_LEVEL", "INFO" if verbose else "WARN"))
     return spark
 
 
-def _run_units(units: list[GroupTask], unit_bytes: list[int], finished):
-    """The function of one group's Spark job: partition ``i`` runs unit ``i`` of the group."""
+def _quiet_default_log() -> None:
+    """Under spark-submit, a JVM logging by Spark's built-in defaults (INFO on the console: no log4j2 file of the
+    cluster's) switches to ours before the session starts, so its start-up INFO lines stay out of the output.
+    A cluster's own log4j2 configuration is left as it is."""
+    from pyspark import SparkContext
+
+    try:
+        SparkContext._ensure_initialized()  # the JVM spark-submit started (PYSPARK_GATEWAY_PORT)
+        jvm = SparkContext._jvm
+        assert jvm is not None
+        source = jvm.org.apache.logging.log4j.LogManager.getContext(False).getConfiguration().getConfigurationSource()
+        location = str(source.getLocation() or "")
+        if location and not location.endswith("log4j2-defaults.properties"):
+            return
+        jvm.org.apache.logging.log4j.core.config.Configurator.reconfigure(jvm.java.net.URI(LOG4J.as_uri()))
+    except Exception as exc:  # noqa: BLE001 - only the console log's verbosity is at stake
+        log.debug("could not quiet Spark's console log: %s", exc)
+
+
+def _run_units(units: list[GroupTask], unit_ids: list[int], unit_bytes: list[int], finished, channel):
+    """The function of one group's Spark job: partition ``i`` runs unit ``i`` of the group (``unit_ids[i]`` of the
+    run). ``channel``: ``(address, token)`` the task sends its progress to. Yields ``(i, write stats, rows read)``;
+    rows read are counted by the group's first unit only (every unit reads all of the group's slices)."""
 
     def run(partition_index, _items):
         from pyspark import TaskContext
 
         context = TaskContext.get()
         token = f"{partition_index}-{context.stageId()}-{context.taskAttemptId()}" if context else f"{partition_index}-0-0"
-        task = digest.armed(units[partition_index].with_write_token(token))
-        stats = list(call_hook(task.strategy, "execute_group", task=task) or [])
+        unit = units[partition_index]
+        reporter = UnitReporter(channel[0], channel[1], unit_ids[partition_index], unit_bytes[partition_index],
+                                len(unit.group.slices), unit.units)  # fmt: skip
+        task = digest.armed(unit.with_write_token(token).with_progress(reporter))
+        try:
+            stats = list(call_hook(task.strategy, "execute_group", task=task) or [])
+        finally:
+            reporter.close()
         digest.check(task, stats)  # what it wrote against what it read: a mismatch fails the group
-        finished.add((1, unit_bytes[partition_index]))  # progress: merged on the driver when this Spark task ends
-        yield partition_index, stats
+        # progress: merged on the driver when this Spark task ends
+        finished.add((1, unit_bytes[partition_index], frozenset((unit_ids[partition_index],))))
+        yield partition_index, stats, reporter.rows_read if unit.unit == 0 else 0
 
     return run
 
 
 def run_group_tasks(
-    spark, tasks: list[GroupTask], parallelism: int, group_bytes: list[int] | None = None
+    spark, tasks: list[GroupTask], parallelism: int, group_bytes: list[int] | None = None,
+    rows_read: list[int] | None = None,
 ) -> list[list[dict]]:
     """Run every task; returns each task's write stats, in task order. Raises if any task fails.
 
@@ -96,7 +132,8 @@ def run_group_tasks(
     task per unit; up to ``parallelism`` groups' jobs run at once (Hudi's ``hoodie.clustering.max.parallelism``
     model: a job per group), largest groups first, and Spark hands every free core the next waiting task, so a
     large group split in ranges keeps all cores busy while small groups come and go. ``group_bytes`` (each task's
-    input bytes) weighs the progress report; measured here when not given."""
+    input bytes) weighs the progress report; measured here when not given. ``rows_read``, when given, gets each
+    group's rows read by its tasks (appended in task order: a group's count at its first unit, 0 at the others)."""
     if not tasks:
         return []
     context = spark.sparkContext
@@ -109,7 +146,7 @@ def run_group_tasks(
     # largest first (planned output files, then units), so the slots finish at about the same time
     jobs = sorted(by_group.values(), key=lambda ix: (-tasks[ix[0]].group.num_output_file_groups, -len(ix)))
     slots = max(1, min(parallelism, len(jobs)))
-    outcome: dict[str, Any] = {"results": {}}
+    outcome: dict[str, Any] = {"results": {}, "rows": {}}
     pending = list(reversed(jobs))
     lock = threading.Lock()
 
@@ -123,14 +160,15 @@ def run_group_tasks(
             try:
                 context.setJobGroup(job_group, f"clustering {tasks[0].instant_time}: {len(tasks)} task(s)")
                 results = context.parallelize(range(len(units)), len(units)).mapPartitionsWithIndex(
-                    _run_units(units, [sizes[i] for i in indices], progress.finished)
+                    _run_units(units, indices, [sizes[i] for i in indices], progress.finished, channel)
                 ).collect()
             except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
                 with lock:
                     outcome.setdefault("error", exc)
                 return
             with lock:
-                outcome["results"].update({indices[unit]: stats for unit, stats in results})
+                outcome["results"].update({indices[unit]: stats for unit, stats, _ in results})
+                outcome["rows"].update({indices[unit]: rows for unit, _, rows in results})
 
     sizes = group_bytes if group_bytes is not None else [task.input_bytes() // max(1, task.units) for task in tasks]
     progress = JobProgress(context, job_group, f"clustering {tasks[0].instant_time}", sizes)
@@ -138,6 +176,7 @@ def run_group_tasks(
         threading.Thread(target=work, name=f"collect-{tasks[0].instant_time}-{n}", daemon=True) for n in range(slots)
     ]
     progress.start()
+    channel = (progress.address, progress.token)
     for runner in runners:
         runner.start()
     cancelled = False
@@ -162,6 +201,8 @@ def run_group_tasks(
         _cancel_and_wait(context, job_group)
         raise _task_error(error) from error
     by_index = outcome["results"]
+    if rows_read is not None:
+        rows_read.extend(outcome["rows"][i] for i in range(len(tasks)))
     return [by_index[i] for i in range(len(tasks))]
 
 

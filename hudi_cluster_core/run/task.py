@@ -11,7 +11,7 @@ import posixpath
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .digest import GroupDigest, Select
+    from .progress_channel import UnitReporter
 
 
 ONE_FILE = 1 << 62  # a target no file reaches: the writer never rolls
@@ -60,6 +61,8 @@ class GroupTask:
     key_generator: KeyGenerator | None = None  # virtual keys (hoodie.populate.meta.fields=false): record keys from it
     # the rewrite check's record of this Spark task (run/digest.py); set on the executor, shared by copies
     digest: GroupDigest | None = field(default=None, repr=False, compare=False)
+    # the progress this Spark task sends the driver as it reads and writes (run/progress_channel.py); on the executor
+    progress: UnitReporter | None = field(default=None, repr=False, compare=False)
 
     @property
     def partition(self) -> str:
@@ -78,6 +81,9 @@ class GroupTask:
 
     def with_digest(self, digest: GroupDigest) -> "GroupTask":
         return replace(self, digest=digest)
+
+    def with_progress(self, reporter: UnitReporter) -> "GroupTask":
+        return replace(self, progress=reporter)
 
     def input_bytes(self) -> int:
         storage = self.storage
@@ -117,14 +123,19 @@ class GroupTask:
         context = self._context()
         restamp = self._restamp_from if self._restamps else None
         target = self.target_file_max_bytes if file_id is None else ONE_FILE
-        observe = self.digest.note_output if self.digest is not None else None
+        observe = _observers(self.digest.note_output if self.digest is not None else None,
+                             self._note_written if self.progress is not None else None)
         return RollingWriter(self.storage, context, target, restamp, bytes_per_row_hint, file_id, observe)
+
+    def _note_written(self, rows: pa.Table) -> None:
+        if self.progress is not None:
+            self.progress.written(rows.num_rows)
 
     def _restamp_from(self, table: pa.Table, first_row: int) -> pa.Table:
         return _restamp(table, self.instant_time, self.write_token, first_row)
 
     def slice_reader(self) -> "_SliceReader":
-        return _SliceReader(self.storage, self.instant_time, self.read_schema)
+        return _SliceReader(self.storage, self.instant_time, self.read_schema, self.progress)
 
     def _check_whole_group(self) -> None:
         if self.units > 1:
@@ -206,6 +217,7 @@ class GroupTask:
             chunk = table.slice(index * rows_per_file, rows_per_file) if rows_per_file else table
             if self.digest is not None:
                 self.digest.note_output(chunk)
+            self._note_written(chunk)
             stats.append(write_base_file(storage, context, chunk, file_id=file_ids[index] if file_ids else None))
             failpoint("task-after-first-file")
         return stats
@@ -236,7 +248,9 @@ class _SliceReader:
     same way. Those files live under ``.hoodie/.temp/<T>/`` (never data files; the rollback and the commit clear
     the folder) and are deleted right after the read."""
 
-    def __init__(self, storage: Storage, instant_time: str, read_schema: ReadSchema | None = None):
+    def __init__(self, storage: Storage, instant_time: str, read_schema: ReadSchema | None = None,
+                 progress: UnitReporter | None = None):  # fmt: skip
+        self.progress = progress
         self.base_uri = storage.base_uri
         self.instant_time = instant_time
         self.storage = storage
@@ -253,15 +267,33 @@ class _SliceReader:
 
     def read(self, input_slice: InputSlice) -> pa.Table:
         """The slice's rows, all at once."""
-        return self._read(input_slice, None)
+        rows = self._read(input_slice, None)
+        if self.progress is not None:
+            self.progress.read(_slice_key(input_slice), rows.num_rows, 1.0, restart=True)
+        return rows
 
     def stream(self, input_slice: InputSlice, batch_rows: int) -> Iterator[pa.Table]:
         """The slice's rows in batches, never the whole slice: a base file by row group (pyarrow); a slice with
         log files by hudi-rs's streaming file-group reader, which holds the log records and streams the base
         file merged against them (the same rows as :meth:`read`)."""
-        return self._read(input_slice, batch_rows)
+        return self._read(input_slice, batch_rows, counted=True)
 
-    def _read(self, input_slice: InputSlice, batch_rows: int | None) -> Any:
+    def _counted(self, input_slice: InputSlice, batches: Iterator[pa.Table], total: int) -> Iterator[pa.Table]:
+        """``batches`` told to the task's progress: each its share of ``total`` rows (the base file's footer's;
+        0 for a merged slice, whose rows are known at its end), the whole slice once its last batch is out."""
+        progress = self.progress
+        assert progress is not None
+        key = _slice_key(input_slice)
+        progress.read(key, 0, 0.0, restart=True)
+        told = 0.0
+        for batch in batches:
+            part = min(1.0 - told, batch.num_rows / total) if total else 0.0
+            told += part
+            progress.read(key, batch.num_rows, part)
+            yield batch
+        progress.read(key, 0, 1.0 - told)
+
+    def _read(self, input_slice: InputSlice, batch_rows: int | None, *, counted: bool = False) -> Any:
         where = f"file group {input_slice.partition}/{input_slice.file_id}: "
         # a CDC table's change logs (``.cdc``) are log files of the slice in Hudi's view, not its data: Hudi's
         # readers skip them when they merge, and so do we
@@ -276,13 +308,17 @@ class _SliceReader:
                 return self._conform(renamed(pq.read_table(input_slice.base_file, filesystem=self.storage.fs), renames),
                                      where)  # fmt: skip
             source = pq.ParquetFile(input_slice.base_file, filesystem=self.storage.fs)
-            return (self._conform(renamed(pa.Table.from_batches([b]), renames), where)
-                    for b in source.iter_batches(batch_size=batch_rows))  # fmt: skip
+            batches = (self._conform(renamed(pa.Table.from_batches([b]), renames), where)
+                       for b in source.iter_batches(batch_size=batch_rows))  # fmt: skip
+            if counted and self.progress is not None:  # the footer read already: no other read of the file
+                return self._counted(input_slice, batches, source.metadata.num_rows)
+            return batches
         self._check_mergeable(input_slice)
         if batch_rows is None:
             with self._merge_input(input_slice) as (base, logs):
                 return self._conform(pa.Table.from_batches([self._reader().read_file_slice_from_paths(base, logs)]), where)
-        return self._merged_batches(input_slice, batch_rows, where)
+        merged = self._merged_batches(input_slice, batch_rows, where)
+        return self._counted(input_slice, merged, 0) if counted and self.progress is not None else merged
 
     def _merged_batches(self, input_slice: InputSlice, batch_rows: int, where: str) -> Iterator[pa.Table]:
         from hudi import HudiReadOptions
@@ -370,7 +406,7 @@ class _SliceReader:
         if self.target is None or same_values(pq.read_schema(input_slice.base_file, filesystem=self.storage.fs),
                                               self.target):  # fmt: skip
             return None  # hudi-rs reads it as it is
-        rows = self.stream(replace(input_slice, log_files=()), 1 << 20)
+        rows = self._read(replace(input_slice, log_files=()), 1 << 20)  # not counted in the task's progress
         return self._write_temp(self.target.empty_table(), rows)
 
     def _write_temp(self, first: pa.Table, more: Iterator[pa.Table] = iter(())) -> str:
@@ -381,6 +417,23 @@ class _SliceReader:
             for rows in more:
                 writer.write_table(rows)
         return path
+
+
+def _slice_key(input_slice: InputSlice) -> tuple[str, str]:
+    return input_slice.partition, input_slice.file_id
+
+
+def _observers(*observers: Callable[[pa.Table], None] | None) -> Callable[[pa.Table], None] | None:
+    """One callback calling each of ``observers`` given (None when none is)."""
+    given = [o for o in observers if o is not None]
+    if len(given) <= 1:
+        return given[0] if given else None
+
+    def observe(rows: pa.Table) -> None:
+        for observer in given:
+            observer(rows)
+
+    return observe
 
 
 def _restamp(table: pa.Table, instant_time: str, write_token: str, first_row: int = 0) -> pa.Table:

@@ -205,7 +205,7 @@ def _inline_clustering(base_path, config, raw: dict[str, str], spark_or_factory)
         spark = spark_or_factory() if callable(spark_or_factory) else spark_or_factory
     result = cluster(base_path, mode, raw, spark=spark)
     log.info("inline clustering (%s): %s", mode, result.message or result.instant_time)
-    return result.to_json()
+    return result.to_dict()
 
 
 def append_file(base_path, input_path, *, props_file=None, hoodie_conf: Sequence[str] = (), spark_master=None,
