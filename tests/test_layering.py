@@ -26,6 +26,9 @@ RANKS = {
     "table": TABLE,
     "write": WRITE,  # base files, markers, the append writer: rows out, no plans
     "mdt": WRITE,  # the metadata table's HFile, log blocks, records and deltacommit: table-level writes, no plans
+    # reading the metadata table is reading the table: the view lists a table through its MDT's files partition
+    "mdt.hfile": TABLE, "mdt.log_block": TABLE, "mdt.records": TABLE, "mdt.encoded": TABLE,
+    "mdt.partition_reader": TABLE, "mdt.files_listing": TABLE,
     "plan": PLAN,
     "run": RUN,
     "run.commit": COMMIT,
@@ -42,7 +45,8 @@ EXCEPTIONS = {
 TYPE_ONLY_SEAMS = ("hookspecs",)
 # Within table/: the modules the view is built on import neither the view nor the HudiTable facade.
 BELOW_VIEW = ("table.naming", "table.timeline", "table.properties", "table.archive", "table.ownership",
-              "table.metadata_table", "table.markers", "table.lock_provider", "table.storage_lock")  # fmt: skip
+              "table.metadata_table", "table.markers", "table.lock_provider", "table.storage_lock", "table.listing",
+              "mdt.partition_reader", "mdt.files_listing")  # fmt: skip
 
 
 def _modules() -> dict[str, Path]:

@@ -23,10 +23,10 @@ from typing import Any
 import fastavro
 
 from ..io.storage import Storage
+from ..table.metadata_table import metadata_storage, metadata_timeline
 from ..table.naming import parse_base_file, parse_log_file
 from ..table.properties import load_table_config
-from ..table.timeline import load_timeline
-from .deltacommit import metadata_storage, metadata_timeline
+from ..table.timeline import Timeline, load_timeline
 from .hfile import read_hfile
 from .log_block import BlockType, HeaderKey, read_blocks
 
@@ -53,13 +53,16 @@ def _hfile_records(content: bytes, schema_text: str, wanted: Callable[[str], boo
             yield key, decode(value)
 
 
-def read_partition(storage: Storage, partition: str, wanted: Callable[[str], bool]) -> dict[str, list[dict]]:
+def read_partition(storage: Storage, partition: str, wanted: Callable[[str], bool], *, mdt_timeline: Timeline | None = None,
+                   data_pending: set[str] | None = None) -> dict[str, list[dict]]:  # fmt: skip
     """MDT key -> its records (decoded ``HoodieMetadataRecord`` dicts, oldest first) for keys ``wanted`` accepts,
-    over every file group of MDT ``partition``."""
+    over every file group of MDT ``partition``. ``mdt_timeline`` and ``data_pending`` (the instants pending on the
+    data timeline): when the caller has read them (else they are read here)."""
     mdt = metadata_storage(storage)
-    timeline = metadata_timeline(storage)
+    timeline = mdt_timeline or metadata_timeline(storage)
     mdt_done = {i.time: i.completion_time or i.time for i in timeline.completed(("deltacommit", "commit"))}
-    data_pending = {i.time for i in load_timeline(storage, load_table_config(storage)).pending()}
+    if data_pending is None:
+        data_pending = {i.time for i in load_timeline(storage, load_table_config(storage)).pending()}
 
     bases: dict[str, tuple[str, str]] = {}  # file id -> (instant, file name) of its latest committed base
     logs: dict[str, list[tuple[str, int, str, str]]] = {}
