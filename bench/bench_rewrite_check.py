@@ -34,8 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402  (puts the repo root on sys.path)
 from common import OUT_DIR, TableSpec  # noqa: E402
-
-VERIFY_KEY = "hudi.cluster.task.verify"
+from hudi_cluster_core.config.catalogue import TASK_VERIFY  # noqa: E402
 
 
 def load() -> list[float]:
@@ -77,7 +76,7 @@ def in_process(source: Path, options: dict, reps: int, budget: int | None, label
     def prepared(task, mode: str, token: str):
         task = task.with_write_token(token)
         task = replace(task, memory_budget=budget) if budget else task
-        return digest.armed(replace(task, settings={**task.settings, digest.VERIFY_KEY: mode}))
+        return digest.armed(replace(task, settings={**task.settings, TASK_VERIFY: mode}))
 
     try:
         for mode in modes:  # untimed warm-up: first calls (imports, caches, scratch space) are not a group's
@@ -140,7 +139,7 @@ def on_spark(args, source: Path, options: dict) -> dict:
     for rep, order in enumerate(common.alternating_orders(["on", "off"], args.reps)):
         for mode in order:
             copy = common.fresh_copy(source, f"check-spark-{mode}")
-            run_options = {**options, VERIFY_KEY: "true" if mode == "on" else "false"}
+            run_options = {**options, TASK_VERIFY: "true" if mode == "on" else "false"}
             common.settle(spark)
             sample, result = common.measure(
                 lambda: cluster(str(copy), "scheduleAndExecute", run_options, spark=spark,

@@ -9,6 +9,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
+from . import interrupts
+from .config import load_config
 from .errors import ConfigError, HudiClusterError, Interrupted, PlanError, RunFailed, WriteConflict
 from .plan.avro_plan import StoredPlan, planned_file_sizes, read_plan
 from .plan.schedule import schedule
@@ -125,10 +127,20 @@ def cluster(
     us) makes a ``schedule`` or ``scheduleAndExecute`` start again from a fresh read of the table (up to
     ``TIMELINE_ATTEMPTS`` times); the failed attempt rolled its own instant back first.
     """
-    arguments = dict(locals())
-    if _canonical_mode(mode) in ("schedule", "scheduleAndExecute"):
-        return retry_when_timeline_changes(lambda: _cluster(**arguments), "clustering")
-    return _cluster(**arguments)
+    canonical = _canonical_mode(mode)
+
+    def attempt() -> ClusterResult:
+        return _cluster(
+            base_path, canonical, options, spark, instant_time=instant_time, props_file=props_file,
+            hoodie_conf=hoodie_conf, parallelism=parallelism, spark_master=spark_master, spark_memory=spark_memory,
+            spark_conf=spark_conf, retry_last_failed_clustering_job=retry_last_failed_clustering_job,
+            job_max_processing_time_ms=job_max_processing_time_ms, dry_run=dry_run, keep_failed_plan=keep_failed_plan,
+            registry=registry,
+        )  # fmt: skip
+
+    if canonical in ("schedule", "scheduleAndExecute"):
+        return retry_when_timeline_changes(attempt, "clustering")
+    return attempt()
 
 
 def _cluster(
@@ -150,20 +162,15 @@ def _cluster(
     keep_failed_plan: bool,
     registry: StrategyRegistry | None,
 ) -> ClusterResult:
-    from .config import load_config
     from .run.spark_settings import session_conf
 
-    mode = _canonical_mode(mode)
     # a Spark flag that cannot apply fails before anything is written (only a run that executes builds a session)
     settings = session_conf(spark_master, spark_memory, parallelism, spark_conf) if spark is None else {}
     if spark is not None and (spark_memory or spark_conf or spark_master):
         raise ConfigError("spark_master, spark_memory and spark_conf apply to a session this call builds; "
                           "it was given one (spark=): set them where that session is built")  # fmt: skip
     registry = registry or default_registry()  # first: plugins' params models declare their own keys
-    config = load_config(props_file, list(hoodie_conf), dict(options or {}))
-    from .run.outofcore import check_settings
-
-    check_settings({k: str(v) for k, v in config.raw.items()})  # our own task keys, before anything is written
+    config = load_config(props_file, list(hoodie_conf), dict(options or {}))  # every key checked: nothing written yet
     table = load_table(base_path, config.raw)  # the store's settings are among the job's keys
     ownership = Ownership.from_config(config)
     # Hudi writers beside us (OCC) take the lock their provider names: every timeline transition of ours does too
@@ -302,7 +309,7 @@ def _roll_back_failed(table, instant_time, heartbeat, ownership, failure: BaseEx
         except BaseException as exc:  # noqa: BLE001 - say so; the next run recovers it
             log.debug("rollback of %s failed", instant_time, exc_info=True)
             done = f"clustering {instant_time} not rolled back ({exc}); the next run will"
-    if isinstance(failure, KeyboardInterrupt):
+    if isinstance(failure, KeyboardInterrupt) or interrupts.requested():  # a JVM killed by the same signal too
         raise Interrupted(f"interrupted: {done}") from None
     if isinstance(failure, HudiClusterError):
         error = type(failure)(f"{failure}; {done}")

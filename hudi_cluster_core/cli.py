@@ -7,10 +7,10 @@ import errno
 import json
 import logging
 import signal
-import threading
 import sys
 from typing import TYPE_CHECKING
 
+from . import interrupts
 from .errors import ConfigError, HudiClusterError
 from .failpoints import arm_driver
 from .io import registry
@@ -238,7 +238,7 @@ def _run_continuous(args) -> int:
                                min_sync_interval_s=args.min_sync_interval_seconds, say=_say,
                                open_table=lambda: load_table(args.base_path, _storage_keys(args)))  # fmt: skip
     except (Interrupted, KeyboardInterrupt) as stopped:
-        if not _TERMINATED.is_set():
+        if interrupts.first_signal() != signal.SIGTERM:
             raise
         _say(f"continuous: stopped by SIGTERM{': ' + str(stopped) if isinstance(stopped, Interrupted) else ''}")
         return 0
@@ -294,16 +294,12 @@ COMMANDS = {"show": _cmd_show, "plugins": _cmd_plugins, "run": _cmd_run, "append
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )  # fmt: skip
-    logging.getLogger("py4j").setLevel(logging.CRITICAL)  # a cancelled job's Py4J noise; we say it in one line
-    logging.getLogger("botocore").setLevel(logging.WARNING)  # its credential chain's chatter: we log the source
-    arm_driver()
-    previous = _install(signal.SIGTERM, _terminate)
+    previous = interrupts.install()  # first: a Ctrl-C or SIGTERM from here on ends in one line
+    interrupts.reset()
     try:
+        args = build_parser().parse_args(argv)
+        _configure_logging(args.verbose)
+        arm_driver()
         return COMMANDS[args.command](args)
     except HudiClusterError as exc:
         print(f"hudi-cluster: error: {exc}", file=sys.stderr)
@@ -325,34 +321,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hudi-cluster: error: {reason} (run as a user who may read and write these files)", file=sys.stderr)
         return HudiClusterError.exit_code
     finally:
-        if previous is not None:
-            _install(signal.SIGTERM, previous)
+        interrupts.restore(previous)
 
 
-def _install(signum, handler):
-    try:
-        return signal.signal(signum, handler)
-    except ValueError:  # not the main thread (an embedding application): leave its handlers alone
-        return None
+def entry() -> None:
+    """The ``hudi-cluster`` command: :func:`main`, then an exit that no late signal turns into a traceback."""
+    code = main()
+    interrupts.ignore()  # Spark's and Python's exit hooks run next; the outcome is already decided and said
+    sys.exit(code)
 
 
-_TERMINATED = threading.Event()
+def _configure_logging(verbose: bool) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)  # fmt: skip
+    if not verbose:
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_quiet_py4j)
+    logging.getLogger("py4j").setLevel(logging.CRITICAL)  # a cancelled job's Py4J noise; we say it in one line
+    logging.getLogger("botocore").setLevel(logging.WARNING)  # its credential chain's chatter: we log the source
 
 
-def _terminate(signum, frame) -> None:
-    """SIGTERM stops a run as Ctrl-C does: Spark's jobs are cancelled and the run rolls its instant back."""
-    from pyspark import SparkContext
-
-    _TERMINATED.set()
-    # not imported here: the signal may land while that module is being imported (then Spark is not starting)
-    spark_runtime = sys.modules.get("hudi_cluster_core.run.spark")
-    defer = getattr(spark_runtime, "defer_stop_while_starting", None)
-    if defer is not None and defer():
-        return
-    context = SparkContext._active_spark_context
-    if context is not None:
-        context.cancelAllJobs()
-    raise KeyboardInterrupt("terminated")
+def _quiet_py4j(record: logging.LogRecord) -> bool:
+    """Py4J logs "Exception while sending command" with a traceback on the root logger at INFO when the JVM dies,
+    which it does of the same Ctrl-C or SIGTERM as ours: the run says that in one line."""
+    return record.levelno >= logging.WARNING or "py4j" not in record.pathname
 
 
 def _is_permission_problem(exc: OSError) -> bool:
@@ -360,4 +352,4 @@ def _is_permission_problem(exc: OSError) -> bool:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

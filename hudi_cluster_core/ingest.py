@@ -30,7 +30,7 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import keys
+from .config import catalogue
 from .api import Mode, cluster
 from .errors import ConfigError, PlanError, TableError, UpdateRejected
 from .mdt.partitions import disabled_by_config
@@ -48,7 +48,7 @@ def _strategy_policy(base_path, registry: StrategyRegistry, config, *, bucket_in
                      ) -> Callable[[frozenset[FileGroupId], Mapping[FileGroupId, str]], str]:  # fmt: skip
     """The writer's ``on_pending_clustering``: returns ``allow`` or ``duplicate`` (bucket-index writers only), or
     raises (reject)."""
-    strategy = registry.resolve("update", config.updates_strategy, config_key=keys.UPDATES_STRATEGY)
+    strategy = registry.resolve("update", config.updates_strategy, config_key=catalogue.UPDATES_STRATEGY)
 
     def consult(incoming: frozenset[FileGroupId], pending: Mapping[FileGroupId, str]) -> str:
         decision = call_hook(strategy, "update_decide", context=UpdateContext(incoming, dict(pending), config))
@@ -61,13 +61,13 @@ def _strategy_policy(base_path, registry: StrategyRegistry, config, *, bucket_in
             return "allow"
         named = ", ".join(f"{g.partition or '(none)'}/{g.file_id}" for g in sorted(decision.file_groups))
         if decision.action == "reject":
-            raise UpdateRejected(decision.message or f"{keys.UPDATES_STRATEGY}={config.updates_strategy} rejects "
+            raise UpdateRejected(decision.message or f"{catalogue.UPDATES_STRATEGY}={config.updates_strategy} rejects "
                                  f"updates to file groups under pending clustering: {named}")  # fmt: skip
         if decision.action == "duplicate" and bucket_index:
             log.info("duplicating the records of %d file group(s) under pending clustering into their new buckets",
                      len(decision.file_groups))  # fmt: skip
             return "duplicate"
-        raise ConfigError(f"{keys.UPDATES_STRATEGY}={config.updates_strategy}: '{decision.action}' applies to "
+        raise ConfigError(f"{catalogue.UPDATES_STRATEGY}={config.updates_strategy}: '{decision.action}' applies to "
                           f"consistent-bucket writers; this upsert uses the BLOOM index (file groups: {named}); "
                           "accepted here: reject, allow")  # fmt: skip
 
@@ -108,7 +108,7 @@ def _roll_back_clusterings(base_path, config, instants: list[str]) -> None:
 
     for instant in instants:
         log.warning("rolling back pending clustering %s: this write updates its file groups and %s=true", instant,
-                    keys.ROLLBACK_PENDING_ON_CONFLICT)  # fmt: skip
+                    catalogue.ROLLBACK_PENDING_ON_CONFLICT)  # fmt: skip
         try:
             rollback_clustering(load_table(base_path, config.raw), instant, keep_plan=False,
                                 wait_ms=config.writer.lock_wait_time_ms)  # fmt: skip

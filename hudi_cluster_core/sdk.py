@@ -6,8 +6,9 @@ re-exported from where they live in the core. ``docs/plugin-models.md`` describe
 
 Configuration:
     ``ClusteringConfig`` (``context.config``: one typed attribute per Hudi key, e.g. ``config.max_num_groups``,
-    ``config.sort_columns``, ``config.writer.parquet_max_file_size``), ``keys`` (every Hudi key name as a constant,
-    e.g. ``keys.SORT_COLUMNS``), ``Layout`` and ``parse_layout`` / ``curve_name`` (the one layout-name parser).
+    ``config.sort_columns``, ``config.writer.parquet_max_file_size``), ``keys`` (the configuration catalogue,
+    :mod:`hudi_cluster_core.config.catalogue`: every key's name as a constant, e.g. ``keys.SORT_COLUMNS``),
+    ``Layout`` and ``parse_layout`` / ``curve_name`` (the one layout-name parser).
 Hooks and models:
     ``hookimpl``; ``FileSlice`` (with its ``BaseFile`` and ``LogFile``s), ``PlannedGroup``, ``PlanContext``, ``SliceStats``; ``StrategyParams`` (base of
     a params model), pydantic's ``Field`` (to declare its fields) and ``params_key`` (the rule naming a strategy's
@@ -29,13 +30,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from . import keys
-from .config import ClusteringConfig
-from .params import StrategyParams
+from .config import ClusteringConfig, StrategyParams
+from .config import catalogue as keys
 from .hookspecs import hookimpl
-from .plan.defaults import (
-    SORT_COLUMNS_KEY, SortAndSizeParams, execution_strategy, finalize_groups, select_slices, sort_columns_params,
-)  # fmt: skip
+from .plan.defaults import SortAndSizeParams, execution_strategy, finalize_groups, select_slices, sort_columns_params
 from .plan.eligibility import select_eligible_slices
 from .plan.footer_stats import footer_stats_provider
 from .plan.limits import SizeLimits
@@ -46,6 +44,7 @@ from .table import FileSlice
 from .table.naming import BaseFile, LogFile
 
 PARAMS_KEY_PREFIX = keys.STRATEGY_PARAM_PREFIX
+SORT_COLUMNS_KEY = keys.SORT_COLUMNS  # the name plugins written so far import
 
 
 def params_key(strategy_name: str, setting: str) -> str:

@@ -1,4 +1,4 @@
-"""Session-scoped fixtures for the test suite: Apache Hudi's Spark session, the shared fixture tables."""
+"""Session-scoped fixtures for the test suite: Apache Hudi's Spark session, the fixture tables."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DIR = REPO_ROOT.parent / "shared"
+FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
-    """``<repo>/../shared/fixtures``: real tables written by Apache Hudi (read-only files)."""
-    path = SHARED_DIR / "fixtures"
+    """``tests/fixtures``: real tables written by Apache Hudi (tests/fixtures/README.md); read them in place, never
+    change them (``table_copy`` gives a writable copy)."""
+    path = FIXTURES_DIR
     if not (path / "MANIFEST.json").is_file():
-        pytest.fail(f"shared fixture tables not found at {path}", pytrace=False)
+        pytest.fail(f"fixture tables not found at {path}", pytrace=False)
     return path
 
 
@@ -45,7 +45,7 @@ def table_copy(fixtures_dir, tmp_path_factory):
             raise FileNotFoundError(f"no fixture table {name!r} in {fixtures_dir}")
         target = tmp_path_factory.mktemp(name) / name
         shutil.copytree(source, target)
-        for path in (target, *target.rglob("*")):  # fixture files are read-only; copies keep the mode
+        for path in (target, *target.rglob("*")):  # fixture files may be read-only; copies keep the mode
             path.chmod(path.stat().st_mode | stat.S_IWUSR | (stat.S_IXUSR if path.is_dir() else 0))
         return str(target.resolve())
 

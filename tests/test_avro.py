@@ -28,7 +28,7 @@ from hudi_cluster_core.avro import (
 from hudi_cluster_core.avro.codec import MAGIC
 from hudi_cluster_core.errors import PlanError, TableError
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # tests/fixtures/README.md
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "hudi_cluster_core" / "avro" / "schemas"
 
 

@@ -33,7 +33,7 @@ from hudi_cluster_core.io.bloom import (
     record_key_min_max,
 )
 
-FIXTURES = os.environ.get("HUDI_FIXTURES", "/work/shared/fixtures")
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")  # tests/fixtures/README.md
 FIXTURE_FILES = sorted(glob.glob(os.path.join(FIXTURES, "**", "*.parquet"), recursive=True))
 FOOTER_KEYS = (
     BLOOM_FILTER_FOOTER_KEY,

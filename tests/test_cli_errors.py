@@ -242,3 +242,32 @@ def test_an_unreadable_commit_file_is_one_line(shared_table):
         done = _cli_subprocess(*args)
         assert done.returncode == 2, done.stdout + done.stderr
         assert str(commit) in _one_error_line(done.stderr) and "cannot be read" in done.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "--base-path", "hdfs://namenode:8020/warehouse/orders", "--mode", "scheduleAndExecute"],
+    ["show", "hdfs://namenode:8020/warehouse/orders"],
+    ["run", "--base-path", "viewfs://cluster/orders", "--mode", "schedule"],
+    ["run", "--base-path", "RELATIVE", "--props", "hdfs://namenode:8020/conf/clustering.properties"],
+], ids=["run on hdfs", "show on hdfs", "viewfs", "props on hdfs"])  # fmt: skip
+def test_an_unsupported_scheme_is_one_line_naming_it_and_the_stores_that_work(tmp_path, args):
+    """HDFS and any other scheme without a backend: one line naming the scheme and every supported store, exit 2,
+    before anything is written (nothing appears under the working directory or the home directory)."""
+    from hudi_cluster_core.io.registry import supported
+
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir(), home.mkdir()
+    _make_table(work / "orders")
+    args = [str(work / "orders") if a == "RELATIVE" else a for a in args]
+    before = tree_digest(str(work)), sorted(work.rglob("*"))  # bytes, and every path (an empty folder too)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HUDI_CLUSTER_")}
+    result = subprocess.run([sys.executable, "-m", "hudi_cluster_core.cli", *args], cwd=work, text=True,
+                            env={**env, "HOME": str(home), "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+                            capture_output=True, timeout=120)  # fmt: skip
+    scheme = next(a for a in args if "://" in a).split("://")[0]
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert [line for line in result.stderr.splitlines() if line.strip()] == [
+        line for line in result.stderr.splitlines() if line.startswith("hudi-cluster: error:")]
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert f"'{scheme}://' is not supported; supported: {supported()}" in result.stderr
+    assert (tree_digest(str(work)), sorted(work.rglob("*"))) == before and list(home.iterdir()) == []

@@ -16,16 +16,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import Field
 
-from hudi_cluster_core import config_keys as ck
-from hudi_cluster_core import keys
 from hudi_cluster_core.config import (
     CONF_DIR_ENV,
     ClusteringConfig,
     StrategyParams,
+    TaskSettings,
     WriterSettings,
     load_config,
     validate_strategy_params,
 )
+from hudi_cluster_core.config import catalogue as ck
 from hudi_cluster_core.errors import ConfigError
 
 CS = "hoodie.clustering.plan.strategy."
@@ -113,7 +113,7 @@ def _err(**kwargs) -> str:
 
 def test_defaults_are_hudi_1_1_defaults():
     config = load_config()
-    assert set(HUDI_1_1_DEFAULTS) == set(ck.BY_KEY)
+    assert set(HUDI_1_1_DEFAULTS) == {k for k in ck.BY_KEY if k.startswith("hoodie.")}
     for key, hudi_text in HUDI_1_1_DEFAULTS.items():
         value = config.get(key)
         if hudi_text is None:
@@ -126,9 +126,9 @@ def test_defaults_are_hudi_1_1_defaults():
 
 
 def test_every_field_has_its_hudi_key_as_alias_and_a_description():
-    for model in (ClusteringConfig, WriterSettings):
+    for model in (ClusteringConfig, WriterSettings, TaskSettings):
         for name, info in model.model_fields.items():
-            if name == "writer":
+            if name in ("writer", "task"):
                 continue
             assert info.alias in ck.BY_KEY and ck.BY_KEY[info.alias].field == name
             assert info.description and info.alias in info.description
@@ -147,17 +147,19 @@ def _shape(annotation):
 
 
 def _catalogue_type(spec: ck.Key):
-    base = Literal[spec.choices] if spec.kind == "enum" else {"bool": bool, "double": float, "str": str}.get(spec.kind, int)
+    kinds = {"bool": bool, "double": float, "str": str, "columns": str}
+    base = Literal[spec.choices] if spec.kind == "enum" else kinds.get(spec.kind, int)
     return Optional[base] if spec.optional else base  # noqa: UP045
 
 
 def test_static_fields_and_the_catalogue_stay_in_sync():
-    """Every catalogue key has exactly one typed field (ClusteringConfig, or WriterSettings for the writer keys),
-    named as the catalogue names it, with the catalogue's type and default, and a constant in keys.py."""
+    """Every catalogue key has exactly one typed field (ClusteringConfig, WriterSettings for the writer keys,
+    TaskSettings for our own), named as the catalogue names it, with the catalogue's type and default (taken from
+    the catalogue: written once), and a constant in the catalogue."""
     fields: dict[str, list[tuple[type, str]]] = {}
-    for model in (ClusteringConfig, WriterSettings):
+    for model in (ClusteringConfig, WriterSettings, TaskSettings):
         for name, info in model.model_fields.items():
-            if name != "writer":
+            if name not in ("writer", "task"):
                 fields.setdefault(info.alias, []).append((model, name))
     assert set(fields) == set(ck.BY_KEY), "a field without a catalogue key, or a catalogue key without a field"
     for key, found in fields.items():
@@ -166,12 +168,12 @@ def test_static_fields_and_the_catalogue_stay_in_sync():
         model, name = found[0]
         info = model.model_fields[name]
         assert name == spec.field, key
-        assert model is (WriterSettings if spec in ck.WRITER_KEYS else ClusteringConfig), key
-        assert _shape(info.annotation) == _shape(_catalogue_type(spec)), (key, info.annotation)
+        assert model is {"": ClusteringConfig, "writer": WriterSettings, "task": TaskSettings}[ck.MODEL_OF[key]], key
+        assert _shape(info.annotation) == _shape(_catalogue_type(spec)) == _shape(spec.python_type), key
         assert info.default == spec.default and type(info.default) is type(spec.default), (key, info.default)
         assert ClusteringConfig().get(key) == spec.default or spec.default is None, key
-    constants = {v for n, v in vars(keys).items() if n.isupper() and isinstance(v, str) and v.startswith("hoodie.")}
-    assert set(ck.BY_KEY) <= constants, set(ck.BY_KEY) - constants
+    constants = {v for n, v in vars(ck).items() if n.isupper() and isinstance(v, str) and v in ck.BY_KEY}
+    assert set(ck.BY_KEY) == constants, set(ck.BY_KEY) - constants
 
 
 def test_typed_fields_hold_typed_values():
@@ -181,9 +183,9 @@ def test_typed_fields_hold_typed_values():
     assert config.layout_optimize_strategy == "ZORDER"
     assert config.writer.bloom_fpp == 0.001 and type(config.writer.bloom_fpp) is float
     assert config.single_group_clustering_enabled is False
-    assert config.get(keys.MAX_NUM_GROUPS) == 7 and config.raw[keys.MAX_NUM_GROUPS] == "7"
+    assert config.get(ck.MAX_NUM_GROUPS) == 7 and config.raw[ck.MAX_NUM_GROUPS] == "7"
     assert ClusteringConfig(max_num_groups="5").max_num_groups == 5  # Hudi's text, parsed by the catalogue
-    assert ClusteringConfig.model_validate({keys.LAYOUT_STRATEGY: "Hilbert"}).layout_optimize_strategy == "HILBERT"
+    assert ClusteringConfig.model_validate({ck.LAYOUT_STRATEGY: "Hilbert"}).layout_optimize_strategy == "HILBERT"
     with pytest.raises(pydantic.ValidationError, match="out of range"):
         ClusteringConfig(max_num_groups=-1)
 
@@ -523,6 +525,9 @@ def _value(spec: ck.Key):
         )
     if spec.regex:
         return st.sampled_from([".*", "2024/.*", "region=(us|eu)", "[a-z]+"])
+    if spec.kind == "columns":
+        names = _TEXT.filter(lambda s: "," not in s)
+        return st.lists(names, min_size=1, max_size=3).map(",".join)
     return _TEXT.filter(lambda s: "." not in s) if spec.field.endswith("strategy_class") else _TEXT
 
 
@@ -549,6 +554,48 @@ def test_round_trip_through_to_hoodie_map(given_map):
         props.write_text("".join(f"{k}={v}\n" for k, v in as_hudi.items()))
         assert load_config(props) == config
         assert load_config(hoodie_conf=[f"{k}={v}" for k, v in as_hudi.items()]) == config
+
+
+# -------------------------------------------------------------------------------------------- sort columns
+
+
+@pytest.mark.parametrize(("given", "columns"), [
+    ("a", ("a",)), (" a , b ", ("a", "b")), ("a,b,", ("a", "b")), ("a,b,,", ("a", "b")),
+    ("_hoodie_record_key", ("_hoodie_record_key",)),
+])  # fmt: skip
+def test_sort_columns_are_parsed_once_as_hudi_splits_them(given, columns):
+    """Split at ``,`` and trimmed; trailing empty names dropped, as Java's ``String.split`` drops them."""
+    from hudi_cluster_core.config.sort_columns import parse_sort_columns
+
+    config = load_config(hoodie_conf=[f"{CS}sort.columns={given}"])
+    assert config.sort_columns == given.strip()  # kept as given: the plan carries Hudi's text
+    assert parse_sort_columns(config.sort_columns) == columns
+    assert parse_sort_columns(None) == parse_sort_columns(" ") == ()
+
+
+@pytest.mark.parametrize(("bad", "reason"), [("a,,b", "an empty column name"), (",a", "an empty column name"),
+                                             ("a, ,b", "an empty column name"), (",", "names no column")])  # fmt: skip
+def test_an_empty_sort_column_is_one_clear_error(bad, reason):
+    from hudi_cluster_core.config.sort_columns import parse_sort_columns
+    from hudi_cluster_core.errors import PlanError
+
+    line = f"{CS}sort.columns={bad!r}: {reason}; accepted: column names separated by commas, none empty"
+    assert _err(hoodie_conf=[f"{CS}sort.columns={bad}"]) == line.replace(": ", " (--hoodie-conf): ", 1)
+    with pytest.raises(PlanError) as info:  # a plan's value: the same rule, the same line
+        parse_sort_columns(bad, error=PlanError)
+    assert str(info.value) == line
+
+
+def test_one_column_not_in_the_table_check():
+    from hudi_cluster_core.config.sort_columns import check_sort_columns
+    from hudi_cluster_core.errors import PlanError
+
+    check_sort_columns(("a", "_hoodie_record_key"), ("_hoodie_record_key", "a", "b"))
+    with pytest.raises(ConfigError) as info:
+        check_sort_columns(("a", "x", "y"), ("_hoodie_commit_time", "a", "b"))
+    assert str(info.value) == f"{CS}sort.columns=a,x,y: x, y not in the table; columns: a, b"
+    with pytest.raises(PlanError, match="x not in the table"):
+        check_sort_columns(("x",), ("a",), error=PlanError)
 
 
 # ----------------------------------------------------------------------------------------- strategy params
@@ -620,10 +667,10 @@ def test_one_layout_parser_for_the_config_and_the_curve_sort(name):
         canonical = parse_layout(name)
     except ValueError as exc:
         assert "accepted: LINEAR, ZORDER, HILBERT (any case; also z-order)" in str(exc)
-        assert "not an accepted value" in _err(overrides={keys.LAYOUT_STRATEGY: name or " "})
+        assert "not an accepted value" in _err(overrides={ck.LAYOUT_STRATEGY: name or " "})
         with pytest.raises(ValueError):
             curve_sort_indices(pa.table({"a": [2, 1], "b": [1, 2]}), ["a", "b"], name)
         return
-    assert load_config(overrides={keys.LAYOUT_STRATEGY: name}).layout_optimize_strategy == canonical
+    assert load_config(overrides={ck.LAYOUT_STRATEGY: name}).layout_optimize_strategy == canonical
     assert curve_name(name) == {"LINEAR": "linear", "ZORDER": "z-order", "HILBERT": "hilbert"}[canonical]
     assert sorted(curve_sort_indices(pa.table({"a": [2, 1], "b": [1, 2]}), ["a", "b"], name).to_pylist()) == [0, 1]

@@ -127,7 +127,7 @@ def hexes(words) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Byte mapping per type (format doc section 11 table)
+# Byte mapping per type (docs/format.md#space-filling-curves, the table)
 
 
 def test_doc_examples():
@@ -359,7 +359,7 @@ def test_layout_names():
     for bad in ("spiral", "Z_ORDER", "z order", ""):  # the spellings hoodie.layout.optimize.strategy rejects
         with pytest.raises(ValueError, match="accepted: LINEAR, ZORDER, HILBERT"):
             curve_sort_indices(table, ["a", "b"], bad)
-    with pytest.raises(KeyError):
+    with pytest.raises(PlanError, match="sort.columns=a,nope: nope not in the table; columns: a, b"):
         curve_sort_indices(table, ["a", "nope"], "hilbert")
 
 

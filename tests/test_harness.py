@@ -1,5 +1,5 @@
 """The test harness drives the real Apache Hudi 1.1.1: tables it writes, Hudi's own clustering, BLOOM-index
-upserts, and every shared fixture, each read by both Apache Hudi (Spark) and hudi-rs."""
+upserts, and every fixture table, each read by both Apache Hudi (Spark) and hudi-rs."""
 
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ from tests.support.readers import assert_same_rows, comparable_rows, hudi_rs_fil
 
 BATCHES, ROWS_PER_BATCH = 6, 50
 DATA_COLUMNS = apache_hudi.SMALL_FILE_SCHEMA.names
-FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
-MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text()) if (FIXTURES / "MANIFEST.json").is_file() else {}
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # tests/fixtures/README.md
+MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
 
 
 def data_only(table: pa.Table) -> pa.Table:
@@ -248,7 +248,7 @@ def test_bundle_missing_fails_with_setup_hint(monkeypatch, tmp_path):
         apache_hudi.bundle_jar()
 
 
-# ------------------------------------------------------------------------------ shared fixtures
+# ----------------------------------------------------------------------------- fixture tables
 
 # Apache Hudi 1.1.1 reads every fixture table; no exclusions needed (checked for all 8 tables).
 @pytest.mark.parametrize("name", sorted(MANIFEST))

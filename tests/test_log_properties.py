@@ -10,7 +10,7 @@ hudi-rs inside the clustering task (``run.task._SliceReader``). So:
 * our log files, merged by hudi-rs over a base file (snapshot and file-group reader) and as log-only slices
   (snapshot, and ``_SliceReader``, the clustering's path), hold every value of the rows written, bit for bit;
 * our readers frame our blocks exactly, and the archive's record decoder reads back every value;
-* against logs Apache Hudi wrote (the shared fixtures: AVRO_DATA, DELETE and HFILE_DATA blocks), our framing
+* against logs Apache Hudi wrote (the fixture tables: AVRO_DATA, DELETE and HFILE_DATA blocks), our framing
   covers every byte, damaged bytes give blocks inside the file or one error, and skipping corrupt blocks as
   Hudi does finds every undamaged block; the archive's decoder reads Hudi's data records as hudi-rs merges them.
 """
@@ -37,7 +37,7 @@ from hudi_cluster_core.write.log_file import avro_data_block, write_log_file, wr
 from tests.support.arrow_strategies import arrow_schemas, arrow_tables, bit_exact, contains, examples, record_keys
 from tests.support.minimal_table import KEY, MinimalTable, with_meta
 
-FIXTURES = os.environ.get("HUDI_FIXTURES", "/work/shared/fixtures")
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")  # tests/fixtures/README.md
 SCHEMAS = arrow_schemas(min_columns=1, max_columns=4, max_depth=2)
 # For hudi-rs's merge: no timestamp inside a struct, list or map. hudi-rs 0.5.0 reads such a timestamp from an Avro
 # log block as Timestamp(us, "+00:00") and then fails to reconcile it with the table schema's Timestamp(us, "UTC")

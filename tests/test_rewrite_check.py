@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from hudi_cluster_core import failpoints
 from hudi_cluster_core.errors import RewriteMismatch
 from hudi_cluster_core.io.row_hash import value_codes
+from hudi_cluster_core.config.catalogue import TASK_VERIFY
 from hudi_cluster_core.run import digest as rewrite_check
 from hudi_cluster_core.run.digest import KEY, ColumnDigests, Digest
 from hudi_cluster_core.run.task import GroupTask
@@ -447,7 +448,7 @@ def test_consistent_bucket_children_are_checked(tmp_path, monkeypatch):
 def test_full_reads_the_written_files_back(tmp_path, how):
     """``hudi.cluster.task.verify=full`` also digests what landed on storage (through the writer and its gzip
     pages): unchanged files pass; a file that holds other values than were handed to the writer is named."""
-    full = {rewrite_check.VERIFY_KEY: "full"}
+    full = {TASK_VERIFY: "full"}
     (task,) = write_paths(kit_task(tmp_path, settings=full), how)
     stats = execute(task, how)
     assert task.digest is not None and task.digest.read_back
@@ -479,10 +480,11 @@ def test_a_bad_verify_setting_is_one_clear_error_before_anything_is_written(tmp_
     from hudi_cluster_core.api import cluster
     from hudi_cluster_core.errors import ConfigError
 
-    with pytest.raises(ConfigError, match=r"hudi.cluster.task.verify='yes': accepted: true, full, false"):
-        cluster(tmp_path / "no-table", "scheduleAndExecute", {rewrite_check.VERIFY_KEY: "yes"})
-    assert rewrite_check.enabled({}) and rewrite_check.enabled({rewrite_check.VERIFY_KEY: " TRUE "})
-    assert not rewrite_check.enabled({rewrite_check.VERIFY_KEY: "false"})
+    with pytest.raises(ConfigError, match=r"^hudi.cluster.task.verify='yes' \(overrides\): not an accepted value; "
+                                          r"accepted: true, full, false \(any case\)$"):
+        cluster(tmp_path / "no-table", "scheduleAndExecute", {TASK_VERIFY: "yes"})
+    assert rewrite_check.enabled({}) and rewrite_check.enabled({TASK_VERIFY: " TRUE "})
+    assert not rewrite_check.enabled({TASK_VERIFY: "false"})
 
 
 def test_a_strategy_reading_around_the_task_is_refused_unless_the_check_is_off(tmp_path):
@@ -495,7 +497,7 @@ def test_a_strategy_reading_around_the_task_is_refused_unless_the_check_is_off(t
     task = rewrite_check.armed(kit_task(tmp_path))
     with pytest.raises(RewriteMismatch, match="none read through GroupTask.read_slices/read_arrow"):
         rewrite_check.check(task, ReadsFiles().execute_group(task))
-    off = rewrite_check.armed(kit_task(tmp_path, settings={rewrite_check.VERIFY_KEY: "false"}))
+    off = rewrite_check.armed(kit_task(tmp_path, settings={TASK_VERIFY: "false"}))
     assert off.digest is None
     rewrite_check.check(off, ReadsFiles().execute_group(off))
 
@@ -576,7 +578,7 @@ def test_with_the_check_off_the_same_corruption_is_committed(spark, hudi_tables,
         return next(r["c_int"] for r in read_hudi_rs(base).to_pylist() if r[KEY] == victim)
 
     before = c_int()
-    done = run_corrupted(base, f"value:c_int@{victim}", "--hoodie-conf", f"{rewrite_check.VERIFY_KEY}=false")
+    done = run_corrupted(base, f"value:c_int@{victim}", "--hoodie-conf", f"{TASK_VERIFY}=false")
     assert done.returncode == 0, done.stderr[-3000:]
     assert c_int() == before + 1
 

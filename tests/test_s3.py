@@ -221,21 +221,21 @@ def _bad(s3, auth_s3, silent, case: str) -> tuple[list[str], str]:
         return ["show", f"s3a://{BUCKET}/t", *_conf_flags({**s3.options(), "fs.s3a.endpoint": closed})], closed
     if case == "missing bucket":
         return ["show", "s3a://no-such-bucket/t", *_conf_flags(s3.options())], "bucket 'no-such-bucket' does not exist"
-    if case == "unsupported gs":
-        return ["show", "gs://bucket/t"], "supported: local paths, file:, s3://, s3a://"
+    if case == "unsupported oss":
+        return ["show", "oss://bucket/t"], "supported: local paths, file:, s3://, s3a://, gs://, abfs://, abfss://, wasbs://"
     if case == "unsupported hdfs":
         return ["run", "--base-path", "hdfs://namenode:8020/t", "--mode", "scheduleAndExecute"], "'hdfs://' is not supported"
-    if case == "unsupported abfss":
-        return ["run", "--base-path", "abfss://c@account.dfs.core.windows.net/t", "--mode", "schedule"], \
-            "'abfss://' is not supported; supported: local paths, file:, s3://, s3a://"
-    if case == "unsupported wasbs":
-        return ["show", "wasbs://c@account.blob.core.windows.net/t"], "'wasbs://' is not supported"
-    return ["show", "abfs://container@account.dfs.core.windows.net/t"], "'abfs://' is not supported"
+    if case == "unsupported adl":
+        return ["run", "--base-path", "adl://account.azuredatalakestore.net/t", "--mode", "schedule"], \
+            "'adl://' is not supported; supported: local paths, file:, s3://, s3a://, gs://"
+    if case == "unsupported wasb":  # WASB over plain http: wasbs:// is the supported form
+        return ["show", "wasb://c@account.blob.core.windows.net/t"], "'wasb://' is not supported"
+    return ["show", "abfs://container/t"], "abfs://container/t: not an Azure storage URI; accepted: abfss://container@account"
 
 
 @pytest.mark.parametrize("case", ["wrong credentials", "endpoint that never answers", "endpoint refusing connections",
-                                  "missing bucket", "unsupported gs", "unsupported hdfs", "unsupported abfs",
-                                  "unsupported abfss", "unsupported wasbs"])  # fmt: skip
+                                  "missing bucket", "unsupported oss", "unsupported hdfs", "abfs without account",
+                                  "unsupported adl", "unsupported wasb"])  # fmt: skip
 def test_bad_storage_fails_with_one_line_in_bounded_time(s3, auth_s3, silent, case):
     args, expected = _bad(s3, auth_s3, silent, case)
     started = time.monotonic()
@@ -252,8 +252,9 @@ def test_bad_storage_fails_with_one_line_in_bounded_time(s3, auth_s3, silent, ca
 def test_unsupported_scheme_from_the_api_names_the_supported_ones():
     from hudi_cluster_core.api import cluster
 
-    with pytest.raises(StorageError, match=r"'gs://' is not supported; supported: local paths, file:, s3://, s3a://"):
-        cluster("gs://bucket/table", "schedule")
+    with pytest.raises(StorageError, match=r"'oss://' is not supported; supported: local paths, file:, s3://, s3a://, gs://, "
+                                           r"abfs://, abfss://, wasbs://$"):
+        cluster("oss://bucket/table", "schedule")
 
 
 def test_every_storage_call_has_a_timeout():

@@ -56,7 +56,7 @@ def test_a_new_store_is_one_module_and_one_registry_line(memory):
     assert storage.qualified(storage.join("p", "f.parquet")) == "memory://lake/t/p/f.parquet"
     assert storage.same_store("memory://lake/x") and not storage.same_store("memory://other/t")
     assert "memory://" in registry.supported() and "weak://" in registry.supported()
-    with pytest.raises(StorageError, match=r"'nowhere://' is not supported; supported: local paths, file:, s3://, s3a://, memory://"):
+    with pytest.raises(StorageError, match=r"'nowhere://' is not supported; supported: local paths, file:, s3://, s3a://, gs://, abfs://, abfss://, wasbs://, memory://"):
         Storage("nowhere://lake/t")
 
 

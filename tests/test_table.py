@@ -15,7 +15,7 @@ from hudi_cluster_core.errors import TableError
 from hudi_cluster_core.table import load_table
 from hudi_cluster_core.table.timeline import State, parse_instant_file
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # tests/fixtures/README.md
 MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
 TABLES = sorted(MANIFEST)
 

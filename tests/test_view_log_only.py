@@ -1,5 +1,6 @@
 """The view's log-to-slice rule for file groups without a base file (bucket tables write them), checked against
-hudi-rs's slices: one slice holds every committed log, not one slice per log (format notes 5.1, 5.2 item 6)."""
+hudi-rs's slices: one slice holds every committed log, not one slice per log (docs/format.md#file-slices-in-apache-hudi,
+docs/format.md#file-slices-in-hudi-rs)."""
 
 from __future__ import annotations
 

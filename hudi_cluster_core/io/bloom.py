@@ -2,7 +2,7 @@
 
 Hudi stores a bloom filter over the UTF-8 bytes of every `_hoodie_record_key` in each base file's footer
 (`org.apache.hudi.bloomfilter`); its BLOOM index trusts it to skip files, so a wrong bit makes Hudi miss keys
-and insert duplicates. Facts (format doc sections 8.2/8.3, Hudi's `common.bloom` package):
+and insert duplicates. Facts (docs/format.md#footer-metadata, #bloom-filter, Hudi's `common.bloom` package):
 
 * sizing: `bitSize = ceil(n * -ln(fpp) / ln(2)^2)`, `numHashes = ceil(ln(2) * bitSize / n)`, hash type 1
   (Hudi's own MurmurHash2, whose 1-3 byte tail is XORed in the reverse order of Hadoop's);

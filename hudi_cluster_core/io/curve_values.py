@@ -1,7 +1,7 @@
 """Column values -> the 64-bit words Hudi's space curves are built from (DIRECT build method).
 
-Facts (format doc section 11; Hudi ``SpaceCurveSortingHelper``, ``BinaryUtil``): z-order maps every value to
-8 bytes (``mapColumnValueTo8Bytes``: sign bits flipped so that unsigned byte order is value order, strings by
+Facts (docs/format.md#space-filling-curves; Hudi ``SpaceCurveSortingHelper``, ``BinaryUtil``): z-order maps every value
+to 8 bytes (``mapColumnValueTo8Bytes``: sign bits flipped so that unsigned byte order is value order, strings by
 their first 8 bytes), Hilbert maps it to a Java long (``mapColumnValueToLong``). Both are held here as uint64
 arrays carrying Java's bit pattern, nulls substituted as Hudi substitutes them.
 """

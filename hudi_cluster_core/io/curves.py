@@ -1,7 +1,7 @@
 """Sort orders of Hudi's layout optimisation: linear, and space-curve keys (DIRECT build method) byte for byte.
 
-Facts (format doc section 11; Hudi `SpaceCurveSortingHelper`, `BinaryUtil`, `HilbertCurveUtils`; davidmoten
-`HilbertCurve`):
+Facts (docs/format.md#space-filling-curves; Hudi `SpaceCurveSortingHelper`, `BinaryUtil`, `HilbertCurveUtils`;
+davidmoten `HilbertCurve`):
 
 * z-order: every sort column becomes 8 bytes (`mapColumnValueTo8Bytes`), `BinaryUtil.interleaving` takes the
   MSB of every column, then the next bit, ...; rows sort by the `8 * ncols` bytes, unsigned lexicographic.
@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..config.sort_columns import check_sort_columns
 from ..errors import PlanError
 from ..layout import Curve, curve_name, parse_layout  # noqa: F401 - parse_layout re-exported: the one layout parser
 from .curve_bits import HILBERT_BITS, HILBERT_INDEX_BYTES, hilbert_transposed  # noqa: F401 - re-exported
@@ -137,9 +138,7 @@ def curve_sort_indices(table: pa.Table, columns: list[str], layout: str) -> pa.A
     columns = list(columns)
     if not columns:
         return pa.array(np.arange(table.num_rows, dtype=np.uint64))
-    missing = [c for c in columns if c not in table.schema.names]
-    if missing:
-        raise KeyError(f"sort columns not in the table: {missing}")
+    check_sort_columns(columns, table.schema.names, error=PlanError)
     if curve == "linear" or len(columns) == 1:
         keys = _linear_keys(table, columns)
         return pc.sort_indices(keys, sort_keys=[(name, "ascending") for name in keys.column_names])
@@ -177,10 +176,4 @@ def sort_rows(table: pa.Table, columns: list[str], layout: str = "linear") -> pa
     curve bytes for z-order and Hilbert); unchanged when no columns are given."""
     if not columns or table.num_rows < 2:
         return table
-    missing = [c for c in columns if c not in table.column_names]
-    if missing:
-        raise PlanError(
-            f"hoodie.clustering.plan.strategy.sort.columns names {missing}, not in the table; "
-            f"columns: {', '.join(table.column_names)}"
-        )
     return table.take(curve_sort_indices(table, columns, layout))

@@ -1,8 +1,8 @@
 """Local disk (paths, ``file:``): the backend for tables on this machine's files, through ``pyarrow.fs``.
 
-Completed timeline files must appear atomically (format notes 3.4): :meth:`LocalBackend.write` writes a hidden
-temporary name that matches no timeline pattern, then renames it; :meth:`LocalBackend.create_exclusive` writes a
-temporary file and hard-links it to the name (``link`` fails if the name exists, atomically). There is no
+Completed timeline files must appear atomically (docs/format.md#commit-point-and-atomicity): :meth:`LocalBackend.write`
+writes a hidden temporary name that matches no timeline pattern, then renames it; :meth:`LocalBackend.create_exclusive`
+writes a temporary file and hard-links it to the name (``link`` fails if the name exists, atomically). There is no
 version to match (no ETag): Hudi's storage lock is refused here, as Apache Hudi refuses it.
 """
 

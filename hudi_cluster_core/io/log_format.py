@@ -1,6 +1,6 @@
 """Framing of Hudi log files: the one bound-checked reader of their blocks (archived timelines, metadata table).
 
-A log file is a sequence of blocks, big-endian (format notes sections 14.2.3 and 15.1 item 2): ``#HUDI#`` |
+A log file is a sequence of blocks, big-endian (docs/format.md#log-block-framing): ``#HUDI#`` |
 int64 size of the rest of the block after this field | int32 log format version (1) | int32 block type |
 header | int64 content length | content | footer | int64 block size minus these last 8 bytes. A header or footer
 is int32 count, then per entry int32 key, int32 length, UTF-8 value.

@@ -24,6 +24,10 @@ BACKENDS: dict[str, str] = {
     "file": "hudi_cluster_core.io.local_store:LocalBackend",
     "s3": "hudi_cluster_core.io.s3_store:S3Backend",
     "s3a": "hudi_cluster_core.io.s3_store:S3Backend",
+    "gs": "hudi_cluster_core.io.gcs_store:GCSBackend",
+    "abfs": "hudi_cluster_core.io.azure_store:AzureBackend",
+    "abfss": "hudi_cluster_core.io.azure_store:AzureBackend",
+    "wasbs": "hudi_cluster_core.io.azure_store:AzureBackend",
 }
 
 

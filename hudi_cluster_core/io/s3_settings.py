@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
 from ..errors import ConfigError
+from .store import RESOLVED
 
 if TYPE_CHECKING:
     from obstore.store import ClientConfig, RetryConfig, S3Config
@@ -43,9 +44,8 @@ HOODIE_ALIASES = {ACCESS_KEY: "hoodie.aws.access.key", SECRET_KEY: "hoodie.aws.s
                   SESSION_TOKEN: "hoodie.aws.session.token"}  # fmt: skip
 # Ours, not Hadoop's: Hadoop's 200 s request timeout would leave a dead endpoint hanging for minutes
 DEFAULTS = {CONNECT_TIMEOUT_MS: "5000", REQUEST_TIMEOUT_MS: "30000", ATTEMPTS: "3", SSL: "true"}
-# Ours, in a shipped map only: it was resolved on the driver (nothing is looked up again), and where the
-# credentials came from when no static keys were given (botocore's name for the source) and when they expire
-RESOLVED = "hudi.cluster.storage.resolved"
+# Ours, in a shipped map only (with store.RESOLVED: it was resolved on the driver, nothing is looked up again): where
+# the credentials came from when no static keys were given (botocore's name for the source) and when they expire
 CREDENTIAL_SOURCE = "hudi.cluster.s3.credentials.source"
 CREDENTIAL_EXPIRY = "hudi.cluster.s3.credentials.expiry"  # epoch seconds
 SHIPPED_ONLY = (RESOLVED, CREDENTIAL_SOURCE, CREDENTIAL_EXPIRY)

@@ -2,9 +2,9 @@
 
 :class:`Storage` is what the rest of the core holds; it names no store. The URI's scheme picks a backend in
 :mod:`.registry` (local disk, S3, ...), which implements :class:`~.store.Backend` and states its
-:class:`~.store.Capabilities`. Completed timeline files must appear whole (format notes 3.4): each backend's
-:meth:`~.store.Backend.write` does that (a rename locally, one PUT on an object store). Files that must not exist
-yet (a requested plan, a completed instant) are created exclusively; on a store that cannot, only while a
+:class:`~.store.Capabilities`. Completed timeline files must appear whole (docs/format.md#commit-point-and-atomicity):
+each backend's :meth:`~.store.Backend.write` does that (a rename locally, one PUT on an object store). Files that must
+not exist yet (a requested plan, a completed instant) are created exclusively; on a store that cannot, only while a
 lock provider's cross-process lock is held (:meth:`Storage.under_cross_process_lock`), never by "check, then
 write" otherwise.
 """
@@ -115,6 +115,10 @@ class Storage:
 
     def hadoop_options(self) -> dict[str, str]:
         return self.backend.hadoop_options()
+
+    def hudi_rs_uri(self) -> str:
+        """The table's base URI as hudi-rs takes it (with :meth:`hudi_rs_options`)."""
+        return self.backend.hudi_rs_uri(self.base_uri)
 
     def at(self, base_uri: str) -> "Storage":
         """Storage for another base path on the same store, with the same settings (the metadata table)."""

@@ -5,11 +5,11 @@ Everything above ``io/`` reaches files through :class:`~hudi_cluster_core.io.sto
 class and states its :class:`Capabilities`. Paths are the backend's own: an absolute path on local disk,
 ``bucket/key`` on an object store (what pyarrow's filesystems call a path), never with a scheme.
 
-The timeline needs two conditional writes (format notes 3.4, 15.4): *create exclusive* (a requested plan, a
-completed instant: of two writers exactly one succeeds, the other is told) and *put if match* (Hudi's storage
-lock: replace an object only while it is still the version read, by ETag or generation). A store that cannot do
-one says so in its capabilities; the core then refuses to commit unless a lock provider excludes other writers
-(``table.lock_provider.check_commit_safety``), instead of falling back to "check, then write".
+The timeline needs two conditional writes (docs/format.md#commit-point-and-atomicity, #storage-based-lock): *create
+exclusive* (a requested plan, a completed instant: of two writers exactly one succeeds, the other is told) and *put if
+match* (Hudi's storage lock: replace an object only while it is still the version read, by ETag or generation). A store
+that cannot do one says so in its capabilities; the core then refuses to commit unless a lock provider excludes other
+writers (``table.lock_provider.check_commit_safety``), instead of falling back to "check, then write".
 """
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ class Capabilities:
     ranged_read: bool = True  # read part of an object (parquet footers and row groups)
     delete: bool = True
     local_files: bool = False  # paths are this machine's files: flock, access(2), rename and realpath apply
+    # Apache Hudi ships a client of its StorageBasedLockProvider for this store (S3 and GCS in Hudi 1.1; it refuses
+    # that provider on any other scheme, Azure's included, however capable the store)
+    hudi_storage_lock: bool = False
 
     def names(self) -> list[str]:
         return [f.name for f in fields(self) if getattr(self, f.name)]
@@ -163,9 +166,18 @@ class Backend(ABC):
         """hudi-rs (Rust object_store) storage options reaching the same store with the same settings."""
         return {}
 
+    def hudi_rs_uri(self, uri: str) -> str:
+        """``uri`` in a form hudi-rs accepts for this store (it lacks some URI forms users write)."""
+        return uri
+
     def hadoop_options(self) -> dict[str, str]:
         """The same settings as Hadoop keys (``spark.hadoop.`` + these), for Apache Hudi reading the store."""
         return {}
+
+
+# In a settings map a backend ships to a Spark task: it was resolved on the driver, so the task looks nothing up
+# again (its environment, profile or credential files), whatever the store
+RESOLVED = "hudi.cluster.storage.resolved"
 
 
 class StoreError(OSError):

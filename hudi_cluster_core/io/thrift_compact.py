@@ -29,9 +29,12 @@ class ThriftError(ValueError):
     """Bytes that are not a well-formed compact struct (or end before it does)."""
 
 
+MAX_DEPTH = 64  # parquet's deepest struct nests a handful of levels; bad bytes must not exhaust Python's stack
+
+
 class _Reader:
     def __init__(self, data: bytes | bytearray | memoryview, pos: int = 0):
-        self.data, self.pos = memoryview(data), pos
+        self.data, self.pos, self.depth = memoryview(data), pos, 0
 
     def byte(self) -> int:
         if self.pos >= len(self.data):
@@ -63,6 +66,15 @@ class _Reader:
         return out
 
     def value(self, ctype: int) -> Any:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise ThriftError(f"compact struct nested deeper than {MAX_DEPTH} levels")
+            return self._value(ctype)
+        finally:
+            self.depth -= 1
+
+    def _value(self, ctype: int) -> Any:
         if ctype in (BOOL_TRUE, BOOL_FALSE):  # inside a container a bool is a byte of its own
             return self.byte()
         if ctype == BYTE:

@@ -1,5 +1,5 @@
 """The metadata table (``.hoodie/metadata``) written the way Apache Hudi 1.1.1 reads it: HFile data blocks in
-Hudi log files, ``HoodieMetadataRecord`` values, key routing, and one deltacommit (format notes section 14).
+Hudi log files, ``HoodieMetadataRecord`` values, key routing, and one deltacommit (docs/format.md#metadata-table).
 
 Every data commit of ours (the clustering's, ``run.commit``, and our writers', ``write.instant``) keeps the MDT
 through ``mdt.commit``, which writes the partitions ``mdt.partitions`` has builders for: ``files``

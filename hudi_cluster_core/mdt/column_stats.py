@@ -23,8 +23,8 @@ commit wrote to, one record per indexed column, recomputed in full and marked ``
 payload merge replaces the earlier record instead of adding to it). Its stats merge the new files' footer stats
 with the ``column_stats`` records of every file (base and log) of the partition's latest committed file slices.
 The slices of the file groups being replaced are still among those: Hudi's exclusion compares file names with file
-ids and never matches, so a clustering of N rows counts them twice (format notes 14.4.3). We reproduce that, as
-Hudi's next write recomputes the record the same way. ``fileName`` is the partition path.
+ids and never matches, so a clustering of N rows counts them twice (docs/format.md#mdt-partition-stats-records). We
+reproduce that, as Hudi's next write recomputes the record the same way. ``fileName`` is the partition path.
 
 Types (``FileFormatUtils.getColumnRangeInPartition``): under V2 every file's range is converted to the table
 schema's type (NULL-typed ranges of delete blocks take it with their counts); under V1 ranges merge as they are,

@@ -1,8 +1,8 @@
 """Keeping the metadata table (MDT) with a data-table commit: what is kept, and the MDT deltacommit itself.
 
 Shared by every commit this project writes to the data table: the clustering's replacecommit (``run.commit``)
-and our writers' commits (``write.append``, ``write.upsert``). The order is Hudi's (format notes 14.1): the MDT
-deltacommit of the data instant ``T`` (requested, inflight, log files, completed) completes **before** the data
+and our writers' commits (``write.append``, ``write.upsert``). The order is Hudi's (docs/format.md#mdt-commit-order):
+the MDT deltacommit of the data instant ``T`` (requested, inflight, log files, completed) completes **before** the data
 instant does, so a reader never sees a completed data instant the MDT does not list.
 
 What is kept (:func:`prepare_metadata_table`): every built partition ``mdt.partitions`` has a builder for and
@@ -125,7 +125,7 @@ def keep_metadata_table(table: HudiTable, commit: CommitFiles, *, metadata_enabl
 
 
 def completion_after(table: HudiTable, instant_time: str, mdt_completion: str | None) -> str:
-    """The data instant's completion time: later than the MDT deltacommit's (format notes 14.1.4)."""
+    """The data instant's completion time: later than the MDT deltacommit's (docs/format.md#mdt-valid-instants)."""
     completion = table.timeline.completion_time_after(instant_time)
     while mdt_completion is not None and completion <= mdt_completion:
         completion = table.timeline.new_instant_time()

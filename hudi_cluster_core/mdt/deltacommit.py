@@ -1,4 +1,4 @@
-"""One metadata-table deltacommit, written in Hudi's order (format notes section 14.1), and its rollback.
+"""One metadata-table deltacommit, written in Hudi's order (docs/format.md#mdt-commit-order), and its rollback.
 
 For a data-table instant ``T`` (the MDT deltacommit reuses it): :func:`begin` writes the MDT's
 ``T.deltacommit.requested`` (empty) and ``T.deltacommit.inflight`` (``HoodieCommitMetadata``, no stats,
@@ -103,10 +103,10 @@ def has_instant(storage: Storage, instant_time: str) -> bool:
 
 
 def rollback(storage: Storage, instant_time: str) -> list[str]:
-    """Remove the MDT deltacommit ``instant_time`` (format notes 14.1.5: Hudi deletes its log files and its instant
-    files); returns the MDT-relative paths deleted. Idempotent. Order: the completed file first (so the deltacommit
-    never reads as complete without its log files), then every log file ``instant_time`` wrote, then the inflight,
-    then the requested file (never an inflight without its requested). Only deltacommits are touched: an MDT
+    """Remove the MDT deltacommit ``instant_time`` (docs/format.md#mdt-rollback: Hudi deletes its log files and its
+    instant files); returns the MDT-relative paths deleted. Idempotent. Order: the completed file first (so the
+    deltacommit never reads as complete without its log files), then every log file ``instant_time`` wrote, then the
+    inflight, then the requested file (never an inflight without its requested). Only deltacommits are touched: an MDT
     compaction or clean reusing the time is not ours."""
     mdt = metadata_storage(storage)
     if not _written_here(mdt):

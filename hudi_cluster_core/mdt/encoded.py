@@ -3,11 +3,11 @@
 A partition with one record per data-table key (the record index: every key of every replaced file group, so
 millions per clustering) can't afford a Python object and an Avro encoding per record. Here the rows (MDT keys)
 stay an Arrow binary array and the values are a short list of distinct encoded values plus one small int per
-row: every key of one new base file has the same record-index value (the value does not hold the key, format
-notes 14.3.5), so a clustering encodes one value per new file.
+row: every key of one new base file has the same record-index value (the value does not hold the key,
+docs/format.md#hfile-entries), so a clustering encodes one value per new file.
 
-Routing (format notes 14.2.2) computes Java's ``String.hashCode`` for all rows at once with numpy; rows that are
-not pure ASCII (UTF-16 code units differ from bytes) go through the scalar ``log_block.java_string_hash``.
+Routing (docs/format.md#mdt-key-routing) computes Java's ``String.hashCode`` for all rows at once with numpy; rows that
+are not pure ASCII (UTF-16 code units differ from bytes) go through the scalar ``log_block.java_string_hash``.
 """
 
 from __future__ import annotations

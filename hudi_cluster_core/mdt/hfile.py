@@ -1,6 +1,6 @@
 """HFile, the key-sorted file format of the metadata table's data blocks, as Apache Hudi 1.1.1's ``hudi-io`` reads it.
 
-Layout (format notes section 14.3; checked byte for byte against the HFile inside an MDT log block Hudi 1.1.1
+Layout (docs/format.md#hfile-layout; checked byte for byte against the HFile inside an MDT log block Hudi 1.1.1
 wrote in fixture ``cow_v9_txns_simple_overwrite``, see ``tests/test_mdt_hfile.py``), all integers big-endian:
 
 * data blocks, then the root data index, the (empty) meta index, the file info, and a 4,096-byte trailer;
@@ -26,6 +26,7 @@ import bisect
 import gzip
 import math
 import struct
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -256,11 +257,23 @@ def assemble_hfile(
 # ------------------------------------------------------------------------------------------------ decoding
 
 
+def _take(data: bytes, at: int, size: int, what: str) -> bytes:
+    """``size`` bytes at ``at``, or :class:`HFileError` when they are not all there (a length or offset that is
+    negative or points past the end is corrupt input, never a reason to read less or to loop)."""
+    if at < 0 or size < 0 or at + size > len(data):
+        raise HFileError(f"{what}: {size} bytes at {at} do not fit in {len(data)} bytes")
+    return bytes(data[at : at + size])
+
+
+def _unpack(layout: str, data: bytes, at: int, what: str) -> tuple:
+    return struct.unpack(layout, _take(data, at, struct.calcsize(layout), what))
+
+
 def _read_varint(data: bytes, at: int) -> tuple[int, int]:
     value = shift = 0
     while True:
-        if at >= len(data):
-            raise HFileError("truncated varint")
+        if at >= len(data) or shift > 63:
+            raise HFileError("truncated or over-long varint")
         byte = data[at]
         at += 1
         value |= (byte & 0x7F) << shift
@@ -279,7 +292,7 @@ def _proto_fields(data: bytes) -> list[tuple[int, int | bytes]]:
             fields.append((tag >> 3, number))
         elif tag & 7 == 2:
             size, at = _read_varint(data, at)
-            fields.append((tag >> 3, data[at : at + size]))
+            fields.append((tag >> 3, _take(data, at, size, "protobuf field")))
             at += size
         else:
             raise HFileError(f"unexpected protobuf wire type {tag & 7}")
@@ -288,13 +301,18 @@ def _proto_fields(data: bytes) -> list[tuple[int, int | bytes]]:
 
 def _read_block(data: bytes, at: int, magic: bytes, codec: Compression) -> tuple[bytes, int]:
     """(uncompressed payload, on-disk size) of the block at ``at``."""
-    if data[at : at + 8] != magic:
+    if _take(data, at, 8, "block magic") != magic:
         raise HFileError(f"expected block {magic!r} at {at}, found {bytes(data[at : at + 8])!r}")
-    on_disk, raw_size, _prev, checksum_type, _per, with_header = struct.unpack(">iiqbii", data[at + 8 : at + 33])
+    on_disk, raw_size, _prev, checksum_type, _per, with_header = _unpack(">iiqbii", data, at + 8, "block header")
     if checksum_type != 0:
         raise HFileError(f"checksum type {checksum_type} at {at}: only 0 (none) is written here")
-    body = data[at + HEADER_SIZE : at + with_header]
-    payload = gzip.decompress(body) if codec is Compression.GZ else bytes(body)
+    if with_header < HEADER_SIZE or on_disk < with_header - HEADER_SIZE:
+        raise HFileError(f"block at {at}: header sizes {with_header} and {on_disk} are inconsistent")
+    body = _take(data, at + HEADER_SIZE, with_header - HEADER_SIZE, f"block at {at}")
+    try:
+        payload = gzip.decompress(body) if codec is Compression.GZ else body
+    except (OSError, EOFError, zlib.error) as error:  # BadGzipFile is an OSError
+        raise HFileError(f"block at {at}: not a gzip stream ({error})") from None
     if len(payload) != raw_size:
         raise HFileError(f"block at {at}: {len(payload)} bytes uncompressed, header says {raw_size}")
     return payload, HEADER_SIZE + on_disk
@@ -303,10 +321,11 @@ def _read_block(data: bytes, at: int, magic: bytes, codec: Compression) -> tuple
 def _entries(payload: bytes) -> Iterable[tuple[bytes, bytes]]:
     at = 0
     while at < len(payload):
-        key_len, value_len = struct.unpack(">ii", payload[at : at + 8])
-        key = payload[at + 8 : at + 8 + key_len]
-        (row_len,) = struct.unpack(">h", key[:2])
-        yield key[2 : 2 + row_len], payload[at + 8 + key_len : at + 8 + key_len + value_len]
+        key_len, value_len = _unpack(">ii", payload, at, "entry lengths")
+        key = _take(payload, at + 8, key_len, "entry key")
+        (row_len,) = _unpack(">h", key, 0, "entry row length")
+        value = _take(payload, at + 8 + key_len, value_len, "entry value")
+        yield _take(key, 2, row_len, "entry row"), value
         at += 8 + key_len + value_len + 1
 
 
@@ -317,31 +336,39 @@ def read_trailer(data: bytes) -> Trailer:
     if struct.unpack(">i", tail[-4:])[0] != FORMAT_VERSION:
         raise HFileError(f"HFile version {tail[-4:].hex()}, expected 3")
     size, at = _read_varint(tail, 8)
-    values = dict(_proto_fields(tail[at : at + size]))
+    values = dict(_proto_fields(_take(tail, at, size, "trailer")))
 
-    def number(n: int) -> int:
-        value = values.get(n, 0)
-        assert isinstance(value, int)
+    def field_of(n: int, kind: type, default: int | bytes) -> int | bytes:
+        value = values.get(n, default)
+        if not isinstance(value, kind):
+            raise HFileError(f"trailer field {n} is not {kind.__name__}")
         return value
 
-    comparator = values.get(11, b"")
-    assert isinstance(comparator, bytes)
-    return Trailer(number(1), number(2), number(3), number(5), number(6), number(7), number(8), number(9),
-                   number(10), comparator.decode(), Compression(number(12)))  # fmt: skip
+    numbers = [field_of(n, int, 0) for n in (1, 2, 3, 5, 6, 7, 8, 9, 10)]
+    comparator = field_of(11, bytes, b"")
+    try:
+        codec = Compression(field_of(12, int, 0))
+        name = comparator.decode()  # type: ignore[union-attr]
+    except (ValueError, UnicodeDecodeError) as error:
+        raise HFileError(f"trailer: {error}") from None
+    return Trailer(*numbers, name, codec)  # type: ignore[arg-type]
 
 
 def read_hfile(data: bytes) -> HFile:
-    """Decode an HFile (ours, or one Hudi wrote into an MDT log block); raises :class:`HFileError`."""
+    """Decode an HFile (ours, or one Hudi wrote into an MDT log block); raises :class:`HFileError` on any bytes
+    that are not one, in time linear in their length."""
     trailer = read_trailer(data)
     codec = trailer.codec
     index_raw, index_size = _read_block(data, trailer.load_on_open_offset, INDEX_MAGIC, codec)
     index: list[tuple[int, int, bytes]] = []
     at = 0
     while at < len(index_raw):
-        offset, size = struct.unpack(">qi", index_raw[at : at + 12])
+        offset, size = _unpack(">qi", index_raw, at, "index entry")
+        if index and offset <= index[-1][0]:  # blocks follow each other; this also bounds the work to the input
+            raise HFileError(f"root index: block offset {offset} does not follow {index[-1][0]}")
         _, at = _read_varint(index_raw, at + 12)
-        (row_len,) = struct.unpack(">h", index_raw[at : at + 2])
-        index.append((offset, size, index_raw[at + 2 : at + 2 + row_len]))
+        (row_len,) = _unpack(">h", index_raw, at, "index row length")
+        index.append((offset, size, _take(index_raw, at + 2, row_len, "index row")))
         at += 2 + row_len
     _read_block(data, trailer.load_on_open_offset + index_size, INDEX_MAGIC, codec)
     info_raw, _ = _read_block(data, trailer.file_info_offset, FILE_INFO_MAGIC, codec)
@@ -349,11 +376,13 @@ def read_hfile(data: bytes) -> HFile:
         raise HFileError("file info does not start with PBUF")
     size, at = _read_varint(info_raw, 4)
     file_info = []
-    for _, pair in _proto_fields(info_raw[at : at + size]):
-        assert isinstance(pair, bytes)
+    for _, pair in _proto_fields(_take(info_raw, at, size, "file info")):
+        if not isinstance(pair, bytes):
+            raise HFileError("file info entry is not a message")
         kv = dict(_proto_fields(pair))
         key, value = kv.get(1, b""), kv.get(2, b"")
-        assert isinstance(key, bytes) and isinstance(value, bytes)
+        if not isinstance(key, bytes) or not isinstance(value, bytes):
+            raise HFileError("file info key or value is not bytes")
         file_info.append((key, value))
     entries: list[tuple[bytes, bytes]] = []
     payloads = {}

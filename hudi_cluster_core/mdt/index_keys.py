@@ -1,4 +1,5 @@
-"""Record keys of the metadata table's stats partitions (format notes 14.4.2 and 14.4.3).
+"""Record keys of the metadata table's stats partitions (docs/format.md#mdt-column-stats-records,
+#mdt-partition-stats-records).
 
 Hudi keys ``column_stats``, ``partition_stats`` and ``bloom_filters`` records by hashed ids (Hudi's ``HashID``),
 each Base64-encoded with padding and concatenated:

@@ -1,14 +1,14 @@
 """Hudi log files and blocks for the metadata table, and key -> file-group routing.
 
-Log block (format notes sections 14.2.3 and 15.1 item 2), big-endian: ``#HUDI#`` | int64 size of the rest of
+Log block (docs/format.md#log-block-framing), big-endian: ``#HUDI#`` | int64 size of the rest of
 the block after this field | int32 log format version 1 | int32 block type | header | int64 content length |
 content | footer | int64 block size minus these last 8 bytes (a reverse pointer). A header or footer is int32 count, then per entry
 int32 key, int32 length, UTF-8 value. An MDT data block is an ``HFILE_DATA_BLOCK`` (type 4) whose content is an
-HFile, with header {INSTANT_TIME: T, SCHEMA: block schema} and an empty footer (14.2.4).
+HFile, with header {INSTANT_TIME: T, SCHEMA: block schema} and an empty footer (docs/format.md#mdt-data-blocks).
 
-File names: ``.{fileId}_{T}.log.{version}_{writeToken}`` (14.2.1), one new file per MDT file group touched by
-instant ``T``. Routing: a key goes to file group ``abs(hashCode(key)) % n`` of its MDT partition's ``n`` file
-groups sorted by file id, with Java's ``String.hashCode`` (14.2.2).
+File names: ``.{fileId}_{T}.log.{version}_{writeToken}`` (docs/format.md#mdt-log-files), one new file per MDT file group
+touched by instant ``T``. Routing: a key goes to file group ``abs(hashCode(key)) % n`` of its MDT partition's ``n`` file
+groups sorted by file id, with Java's ``String.hashCode`` (docs/format.md#mdt-key-routing).
 """
 
 from __future__ import annotations
@@ -93,6 +93,8 @@ def read_blocks(data: bytes, source: str = "log file", *, skip_corrupt: bool = F
     for raw in read_log_blocks(data, source, skip_corrupt=skip_corrupt):
         if raw.version != LOG_FORMAT_VERSION:
             raise LogFormatError(f"{source}: log format version {raw.version} at byte {raw.offset} (1 is read)")
+        if raw.type not in BlockType._value2member_map_:
+            raise LogFormatError(f"{source}: log block type {raw.type} at byte {raw.offset}; known: 0-6")
         blocks.append(LogBlock(BlockType(raw.type), _known(raw.header), raw.content(data), _known(raw.footer)))
     return blocks
 

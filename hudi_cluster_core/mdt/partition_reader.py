@@ -1,4 +1,5 @@
-"""Reading one metadata-table partition's current records, as Hudi's reader merges them (format notes 14.1.4).
+"""Reading one metadata-table partition's current records, as Hudi's reader merges them
+(docs/format.md#mdt-valid-instants).
 
 A file group of an MDT partition is a base HFile (written by the partition's initialisation or an MDT compaction)
 plus log files of later deltacommits, each one or more HFILE_DATA blocks. What counts:

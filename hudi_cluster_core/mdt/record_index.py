@@ -1,8 +1,8 @@
 """The metadata table's ``record_index`` partition: where every key a clustering moved now lives.
 
-What Apache Hudi 1.1.1's own clustering writes (format notes 14.4.4, checked record for record against it in
-``tests/test_mdt_record_index.py``): for every key of every new base file, one ``HoodieRecordIndexInfo`` update
-(record type 5) keyed by the record key, pointing at the new file group, written by the clustering instant:
+What Apache Hudi 1.1.1's own clustering writes (docs/format.md#mdt-record-index-records, checked record for record
+against it in ``tests/test_mdt_record_index.py``): for every key of every new base file, one ``HoodieRecordIndexInfo``
+update (record type 5) keyed by the record key, pointing at the new file group, written by the clustering instant:
 
 * ``partitionName``: the data partition path (``""`` for a non-partitioned table);
 * a file id ``<uuid>-<n>`` (what Hudi and this service write) or a bare 36-character UUID is stored as

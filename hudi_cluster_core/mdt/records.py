@@ -3,13 +3,13 @@
 A record is stored as an HFile entry: the row is the MDT key, the value the schemaless Avro encoding of the
 record under the **block schema**, which is ``HoodieMetadataRecord`` with Hudi's five nullable meta fields in
 front (the schema Hudi 1.1.1 puts in its MDT block headers and HFile file info). In the value the meta fields
-are null and ``key`` is ``""``: the key lives in the row (format notes section 14.2.4 and 14.3.5).
+are null and ``key`` is ``""``: the key lives in the row (docs/format.md#mdt-data-blocks, #hfile-entries).
 
-``files`` partition (format notes section 14.4.1; Hudi's ``HoodieTableMetadataUtil.convertMetadataToFilesPartitionRecords``
-is the behaviour matched): for each data partition touched by a commit, one record (type 2) keyed by the
-partition path (``.`` for a non-partitioned table) mapping each new file name to ``{size, isDeleted: false}``;
-and one ``__all_partitions__`` record (type 1) naming those partitions with size 0. Replaced files get no
-entry: they stay listed until a clean removes them.
+``files`` partition (docs/format.md#mdt-files-records; Hudi's
+``HoodieTableMetadataUtil.convertMetadataToFilesPartitionRecords`` is the behaviour matched): for each data partition
+touched by a commit, one record (type 2) keyed by the partition path (``.`` for a non-partitioned table) mapping each
+new file name to ``{size, isDeleted: false}``; and one ``__all_partitions__`` record (type 1) naming those partitions
+with size 0. Replaced files get no entry: they stay listed until a clean removes them.
 """
 
 from __future__ import annotations

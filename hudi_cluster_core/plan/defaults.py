@@ -12,19 +12,15 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from pydantic import Field
 
-from .. import keys
-from ..config import ClusteringConfig
-from ..params import StrategyParams
+from ..config import ClusteringConfig, catalogue
+from ..config.sort_columns import parse_sort_columns
+from ..config.strategy_params import StrategyParams
+from ..errors import PlanError
 from .eligibility import select_eligible_slices
 
 if TYPE_CHECKING:
     from ..table import FileSlice
     from .model import PlanContext, PlannedGroup
-
-# the names these keys had here before hudi_cluster_core.keys; plugins import SORT_COLUMNS_KEY (via the sdk)
-SORT_COLUMNS_KEY = keys.SORT_COLUMNS
-EXECUTION_STRATEGY_KEY = keys.EXECUTION_STRATEGY_CLASS
-MAX_NUM_GROUPS_KEY = keys.MAX_NUM_GROUPS
 
 
 class SortAndSizeParams(StrategyParams):
@@ -32,18 +28,19 @@ class SortAndSizeParams(StrategyParams):
     the plan carries (``sort_columns_params`` puts them there)."""
 
     sort_columns: str | None = Field(
-        None, alias=keys.SORT_COLUMNS,
+        None, alias=catalogue.SORT_COLUMNS,
         description="Comma-separated columns to sort each group by; none keeps input order.",
     )  # fmt: skip
 
     @property
     def columns(self) -> list[str]:
-        return [c.strip() for c in (self.sort_columns or "").split(",") if c.strip()]
+        """The sort columns as names (the one parse, :func:`..config.sort_columns.parse_sort_columns`)."""
+        return list(parse_sort_columns(self.sort_columns, error=PlanError))
 
 
 def sort_columns_params(config: ClusteringConfig) -> dict[str, str]:
     """``{sort.columns: ...}`` when the user configured sort columns, else ``{}``: the plan's strategy params."""
-    return {keys.SORT_COLUMNS: config.sort_columns} if config.sort_columns else {}
+    return {catalogue.SORT_COLUMNS: config.sort_columns} if config.sort_columns else {}
 
 
 def select_slices(context: PlanContext, slices: list[FileSlice]) -> list[FileSlice]:

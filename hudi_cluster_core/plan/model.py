@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 from ..table import FileGroupId, FileSlice
 
 if TYPE_CHECKING:
-    from ..config import ClusteringConfig
-    from ..params import StrategyParams
+    from ..config import ClusteringConfig, StrategyParams
     from ..table import HudiTable
 
 

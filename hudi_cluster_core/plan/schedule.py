@@ -5,24 +5,19 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from .. import keys
 from ..avro import encode_avro
-from ..params import strategy_params
+from ..config import catalogue, strategy_params
 from ..errors import ConfigError, PlanError, PluginError
 from ..failpoints import failpoint
 from ..plugins import StrategyRegistry, call_hook
 from ..table import HudiTable, State
-from ..table.schema import check_sort_columns
+from ..table.schema import check_sort_columns_in_schema
 from .avro_plan import build_requested_replace_metadata
 from .eligibility import select_partitions
 from .footer_stats import footer_stats_provider
 from .model import PlanContext, PlannedGroup
 
 log = logging.getLogger(__name__)
-# the names these keys had here before hudi_cluster_core.keys (run/execute.py imports SORT_COLUMNS_KEY)
-PLAN_STRATEGY_KEY = keys.PLAN_STRATEGY_CLASS
-EXECUTION_STRATEGY_KEY = keys.EXECUTION_STRATEGY_CLASS
-SORT_COLUMNS_KEY = keys.SORT_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -76,11 +71,11 @@ def schedule(
     table: HudiTable, config, registry: StrategyRegistry, *, instant_time: str | None = None, dry_run: bool = False
 ) -> ScheduledPlan | None:
     """Build a clustering plan and write it as a requested instant; None when nothing is worth clustering."""
-    plan_strategy = registry.resolve("plan", config.plan_strategy_class, config_key=keys.PLAN_STRATEGY_CLASS)
-    execution = registry.resolve("execution", config.execution_strategy_class, config_key=keys.EXECUTION_STRATEGY_CLASS)
+    plan_strategy = registry.resolve("plan", config.plan_strategy_class, config_key=catalogue.PLAN_STRATEGY_CLASS)
+    execution = registry.resolve("execution", config.execution_strategy_class, config_key=catalogue.EXECUTION_STRATEGY_CLASS)
     params = strategy_params(plan_strategy, config.raw)
     strategy_params(execution, config.raw)  # fail now, not mid-run, on bad execution params
-    check_sort_columns(table, config.sort_columns)
+    check_sort_columns_in_schema(table, config.sort_columns)
     if instant_time:
         check_instant_time(table, instant_time)
     instant_time = instant_time or table.timeline.new_instant_time()

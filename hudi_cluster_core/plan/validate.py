@@ -3,17 +3,18 @@
 A plan is data from disk, written by us, by Apache Hudi or by anyone who can write ``.hoodie/``. Executing it
 reads every file it names and writes output and markers under every partition it names, so a path that leaves
 the table would import another table's rows or write outside the table. Every path in a plan must therefore
-name a file of a file group of an existing partition, directly in that partition's directory (format notes
-section 4: ``<partition>/<fileId>_<writeToken>_<instant>.<ext>`` and ``<partition>/.<fileId>_<instant>.log.<n>_<token>``).
+name a file of a file group of an existing partition, directly in that partition's directory (see
+docs/format.md#file-names: ``<partition>/<fileId>_<writeToken>_<instant>.<ext>`` and
+``<partition>/.<fileId>_<instant>.log.<n>_<token>``).
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
-from urllib.parse import urlparse
 
 from ..errors import PlanError
+from ..io import registry
 from ..io.storage import FileEntry
 from ..table import HudiTable
 from ..table.naming import parse_base_file, parse_log_file
@@ -96,7 +97,7 @@ class _Checker:
     def _same_filesystem(self, uri: str) -> bool:
         """A scheme-less path, or a URI of the table's store and authority (``file:/a`` and ``file:///a`` are the
         same; so are two schemes of one store, ``s3://`` and ``s3a://``)."""
-        return not urlparse(uri).scheme or self.storage.same_store(uri)
+        return not registry.scheme_of(uri) or self.storage.same_store(uri)
 
 
 def validate_plan(table: HudiTable, plan: StoredPlan, source: str) -> dict[str, int]:

@@ -1,19 +1,21 @@
 """Committing a clustering: the completed replacecommit is the single, atomic commit point.
 
-Order (format notes sections 0, 3.4 and 14.1): data files are closed; stray files of failed task attempts (they
-have markers but no write stat) are deleted; the metadata table is brought along (below); the completed instant
-file appears atomically; the marker folder goes last. Before the completed file exists no reader sees a new file.
+Order (docs/format.md#what-a-clustering-writes, #commit-point-and-atomicity, #mdt-commit-order): data files are closed;
+stray files of failed task attempts (they have markers but no write stat) are deleted; the metadata table is brought
+along (below); the completed instant file appears atomically; the marker folder goes last. Before the completed file
+exists no reader sees a new file.
 
 The metadata table (MDT), when the table has one (``mdt.commit``, shared with our writers):
 
 * kept (table version 8+, MDT timeline layout 2, ``files`` built): the MDT deltacommit of the same instant ``T``
   writes the records of every built partition ``mdt.partitions`` maintains (requested, inflight, log files,
-  completed, format notes 14.1.2), and completes **before** the data replacecommit (14.1.4): ``files``, and the
-  stats partitions ``column_stats``, ``partition_stats`` and ``bloom_filters`` with the records Hudi's own
-  clustering writes (``mdt.column_stats``, ``mdt.bloom_filters``), on COW and MOR tables alike. Replaced files
-  keep their entries until a clean (14.5.1). A partition with no builder (expression and secondary indexes), one
-  Hudi would not keep (``partition_stats`` without ``column_stats``, or on a non-partitioned table), or one this
-  code can't read, is dropped alone, with a warning naming it (``table.metadata_table.drop_metadata_partitions``);
+  completed, docs/format.md#mdt-commit-order), and completes **before** the data replacecommit
+  (docs/format.md#mdt-valid-instants): ``files``, and the stats partitions ``column_stats``, ``partition_stats`` and
+  ``bloom_filters`` with the records Hudi's own clustering writes (``mdt.column_stats``, ``mdt.bloom_filters``), on COW
+  and MOR tables alike. Replaced files keep their entries until a clean (docs/format.md#mdt-replaced-files). A partition
+  with no builder (expression and secondary indexes), one Hudi would not keep (``partition_stats`` without
+  ``column_stats``, or on a non-partitioned table), or one this code can't read, is dropped alone, with a warning naming
+  it (``table.metadata_table.drop_metadata_partitions``);
 * dropped whole, as before, when the user's config says ``hoodie.metadata.enable=false``, for v6 tables, and for
   an MDT this code can't read or write.
 

@@ -2,9 +2,9 @@
 
 A clustering replaces its input file groups. A write that reached one of them after the plan was made (a new base
 file or log file, committed or still being written) would be lost once the replacecommit hides the group, so the
-writer wins, as in Apache Hudi's ``PreferWriterConflictResolutionStrategy`` for table services (format notes
-15.5.2): the clustering is not committed and is rolled back; the writer's data stays. (Hudi's default strategy skips
-this check for clustering commits, which is how Hudi's own clustering loses such writes.)
+writer wins, as in Apache Hudi's ``PreferWriterConflictResolutionStrategy`` for table services (see
+docs/format.md#write-conflicts): the clustering is not committed and is rolled back; the writer's data stays. (Hudi's
+default strategy skips this check for clustering commits, which is how Hudi's own clustering loses such writes.)
 
 The check compares files, not clocks: the plan names every input slice's files exactly, so any committed file of an
 input group outside the planned slice, any file, marker or inflight workload profile of a write still in flight on

@@ -33,13 +33,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import ConfigError, RewriteMismatch, RunFailed
+from ..config import catalogue
+from ..errors import RewriteMismatch, RunFailed
 from ..io.row_hash import U64, fmix, name_seed, value_codes
 
 if TYPE_CHECKING:
     from .task import GroupTask
 
-VERIFY_KEY = "hudi.cluster.task.verify"
 KEY = "_hoodie_record_key"
 ALWAYS_SKIPPED = ("_hoodie_file_name",)
 RESTAMPED = ("_hoodie_commit_time", "_hoodie_commit_seqno")
@@ -58,10 +58,8 @@ def level(settings: Mapping[str, str]) -> str:
     """``hudi.cluster.task.verify``: ``true`` (the default: the rows handed to the writer, and the files' footers),
     ``full`` (also every written file read back and digested: what landed on storage, through the writer and its
     gzip pages, at the cost of a read) or ``false``."""
-    raw = str(settings.get(VERIFY_KEY, "") or "true").strip().lower()
-    if raw not in ("true", "full", "false"):
-        raise ConfigError(f"{VERIFY_KEY}={settings.get(VERIFY_KEY)!r}: accepted: true, full, false")
-    return raw
+    verify: str = catalogue.read(settings, catalogue.TASK_VERIFY)
+    return verify
 
 
 def enabled(settings: Mapping[str, str]) -> bool:
@@ -216,7 +214,7 @@ class GroupDigest:
             part.add(rows, self.skipped)
         except Exception as exc:  # noqa: BLE001 - the check's own failure, said as such (not the data's)
             raise RunFailed(f"group {self.group_index}: the rewrite check could not digest its rows "
-                            f"({type(exc).__name__}: {exc}); {VERIFY_KEY}=false runs without it") from exc  # fmt: skip
+                            f"({type(exc).__name__}: {exc}); {catalogue.TASK_VERIFY}=false runs without it") from exc  # fmt: skip
         with self._lock:
             total.merge(part)
 
@@ -252,7 +250,7 @@ class GroupDigest:
         read, written = self.input, self.output
         if written.rows and not self.input_seen:
             return (f"{written.rows} rows written, none read through GroupTask.read_slices/read_arrow or noted with "
-                    f"GroupTask.note_input; set {VERIFY_KEY}=false to run this strategy unchecked")  # fmt: skip
+                    f"GroupTask.note_input; set {catalogue.TASK_VERIFY}=false to run this strategy unchecked")  # fmt: skip
         if (read.rows, read.total) == (written.rows, written.total):
             return None
         return self._diagnosis(task, stats)

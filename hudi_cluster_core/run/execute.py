@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
-from ..config import strategy_params
+from ..config import catalogue, strategy_params
 from ..errors import PlanError
 from ..failpoints import failpoint
 from ..write.base_file import ParquetOptions
@@ -15,7 +15,7 @@ from ..plugins import StrategyRegistry, call_hook
 from ..table import HudiTable, State
 from ..table.ownership import Heartbeat, timeline_lock
 from ..table.keygen import key_generator
-from ..table.schema import SORT_COLUMNS_KEY, check_sort_columns, read_schema
+from ..table.schema import check_sort_columns_in_schema, read_schema
 from ..mdt.partitions import disabled_by_config
 from . import outofcore
 from .commit import commit_clustering
@@ -64,12 +64,12 @@ def build_tasks(
     """One task per group (see :func:`split_groups` for the key-range units of large groups)."""
     execution = registry.resolve("execution", plan.execution_class, config_key="plan strategy.strategyClassName")
     params = strategy_params(execution, dict(plan.strategy_params))
-    check_sort_columns(table, plan.strategy_params.get(SORT_COLUMNS_KEY))
+    check_sort_columns_in_schema(table, plan.strategy_params.get(catalogue.SORT_COLUMNS))
     options = ParquetOptions.from_hoodie(dict(config.raw))
     target = config.target_file_max_bytes
     settings = {k: str(v) for k, v in config.raw.items()}
     budget = memory_budget or outofcore.memory_budget(settings)
-    spill_dir = settings.get(outofcore.SPILL_DIR_KEY) or None
+    spill_dir = config.task.spill_dir
     schema = read_schema(table)
     # virtual keys: made by the table's key generator (a bad key generator setting stops here, before any write)
     keys = None if table.config.populate_meta_fields else key_generator(table.config.props, settings)

@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING, Iterator, Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import ConfigError, PlanError
+from ..config import catalogue
+from ..config.sort_columns import check_sort_columns
+from ..errors import PlanError
 from ..write.base_file import META_COLUMNS
-from . import digest
 from .ranges import choose_boundaries
 from .spill import RANGE_FILL, RANGE_SHARE, SAMPLE_ROWS_PER_RANGE, ColumnsKey, RangeSpill, SortKey, routed, sample_rows, write_run
 from .spill import write_ordered
@@ -45,13 +46,9 @@ if TYPE_CHECKING:
     from ..write.rolling import RollingWriter
     from .task import GroupTask
 
-# hudi-cluster's own keys (Apache Hudi has no such settings; they sit outside its namespaces on purpose)
-MEMORY_KEY = "hudi.cluster.task.memory.bytes"
-SPILL_DIR_KEY = "hudi.cluster.task.spill.dir"
-SPLIT_MIN_KEY = "hudi.cluster.task.split.min.bytes"
-DEFAULT_TASK_MEMORY = 1024**3
-# Below this many bytes (in memory) per task a split costs more (every task reads the whole group) than it saves.
-MIN_UNIT_BYTES = 64 * 1024**2
+# Below this many bytes (in memory) per task a split costs more (every task reads the whole group) than it saves:
+# the default of hudi.cluster.task.split.min.bytes.
+MIN_UNIT_BYTES: int = catalogue.BY_KEY[catalogue.TASK_SPLIT_MIN_BYTES].default
 # A log file's rows take several times its size once merged into Arrow (Avro blocks, often compressed).
 LOG_INFLATION = 4
 READ_BATCH_ROWS = 65536
@@ -62,31 +59,15 @@ MAX_SAMPLE_ROWS = 200_000
 def memory_budget(settings: Mapping[str, str], pyspark_memory: str | None = None) -> int:
     """The per-task budget in bytes: ``hudi.cluster.task.memory.bytes`` (default 1 GiB), at most 3/4 of Spark's
     ``spark.executor.pyspark.memory`` when that caps the Python worker."""
-    budget = _bytes_setting(settings, MEMORY_KEY, DEFAULT_TASK_MEMORY)
+    budget: int = catalogue.read(settings, catalogue.TASK_MEMORY_BYTES)
     cap = _spark_bytes(pyspark_memory) if pyspark_memory else None
     return min(budget, cap * 3 // 4) if cap else budget
 
 
-def check_settings(settings: Mapping[str, str]) -> None:
-    """Raise :class:`ConfigError` for a bad value of our own keys, before a run writes anything."""
-    memory_budget(settings)
-    split_min_bytes(settings)
-    digest.level(settings)
-
-
 def split_min_bytes(settings: Mapping[str, str]) -> int:
     """``hudi.cluster.task.split.min.bytes``: the fewest in-memory bytes of a group per task when it is split."""
-    return _bytes_setting(settings, SPLIT_MIN_KEY, MIN_UNIT_BYTES)
-
-
-def _bytes_setting(settings: Mapping[str, str], key: str, default: int) -> int:
-    raw = settings.get(key)
-    if raw in (None, ""):
-        return default
-    text = str(raw).strip()
-    if not text.isdigit() or int(text) < 1024:
-        raise ConfigError(f"{key}={raw!r}: accepted: a plain number of bytes, at least 1024")
-    return int(text)
+    value: int = catalogue.read(settings, catalogue.TASK_SPLIT_MIN_BYTES)
+    return value
 
 
 def _spark_bytes(text: str) -> int | None:
@@ -165,10 +146,7 @@ def _write_sorted(task: GroupTask, size: GroupSize, columns: list[str], layout: 
             task.note_input(batch)
             writer.write(batch)
         return
-    missing = [c for c in columns if c not in schema.names]
-    if missing:
-        raise PlanError(f"hoodie.clustering.plan.strategy.sort.columns names {missing}, not in the table; "
-                        f"columns: {', '.join(schema.names)}")  # fmt: skip
+    check_sort_columns(columns, schema.names, error=PlanError)
     key, boundaries = _sample_boundaries(task, key or ColumnsKey(columns, layout, schema.names), task.units * buckets,
                                          size, schema)  # fmt: skip
     writer.write(schema.empty_table())  # a task without rows still writes one (empty) file, as GroupTask.write does
@@ -227,7 +205,8 @@ def _target_schema(task: GroupTask, size: GroupSize) -> pa.Schema:
     if any(s.log_files for s in task.group.slices) or not schemas:
         from hudi import HudiTable as RsTable
 
-        schemas.append(RsTable(task.base_uri).get_schema_with_meta_fields())
+        storage = task.storage  # hudi-rs reaches the store with the settings shipped to the task, as the reader does
+        schemas.append(RsTable(storage.hudi_rs_uri(), storage.hudi_rs_options()).get_schema_with_meta_fields())
     schema = pa.unify_schemas(schemas, promote_options="permissive").remove_metadata()
     missing = [c for c in META_COLUMNS if c not in schema.names]
     if missing:

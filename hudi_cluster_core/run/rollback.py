@@ -1,6 +1,6 @@
 """Rolling back a clustering that did not complete, with Hudi's rollback instant, in an order a kill can't break.
 
-Apache Hudi's order (format notes 10 and 15.6), each step safe to repeat:
+Apache Hudi's order (docs/format.md#rollback, #rollback-order), each step safe to repeat:
 
 1. ``R.rollback.requested``: the plan, listing every partial file of ``T`` (from its markers and, as a second
    net, from file names: any base file carrying ``T`` is uncommitted while ``T`` has no completed file);
@@ -59,7 +59,8 @@ def duplicate_copies(table: HudiTable, instant_time: str) -> set[str]:
     """Log files named with clustering ``instant_time``: copies a writer's duplicate update strategy wrote into the
     buckets a consistent-bucket resize creates (the clustering itself writes base files only). Once the resize is
     abandoned they would be orphans that Hudi takes for committed as soon as archival passes ``instant_time``
-    (format notes 15.1 item 4), next to the records they copy: the abandoning rollback deletes them.
+    (docs/format.md#committed-before-the-active-timeline), next to the records they copy: the abandoning rollback
+    deletes them.
 
     A copy a write still in flight is writing (its marker is in that write's marker folder) is left to its writer:
     deleting it under the writer would fail its write, and our upsert drops the copies of a clustering that is gone
@@ -184,8 +185,8 @@ def _rollback_locked(table: HudiTable, instant_time: str, keep_plan: bool) -> st
         if number == 0:
             failpoint("rollback-mid-delete")
     mdt_completion = _forget_in_metadata_table(table, rollback_time, copies)
-    # the MDT deltacommit of T (format notes 14.1.5), before T's own instant files: readers ignore it while T is
-    # not complete (14.1.4), but it must not outlive T's rollback
+    # the MDT deltacommit of T (docs/format.md#mdt-rollback), before T's own instant files: readers ignore it while T is
+    # not complete (docs/format.md#mdt-valid-instants), but it must not outlive T's rollback
     for relative in mdt_deltacommit.rollback(storage, instant_time):
         log.info("rollback %s: deleted metadata-table file %s", instant_time, relative)
     failpoint("rollback-after-mdt")

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import errors
+from .. import errors, interrupts
 from ..plugins import call_hook
 from . import digest
 from .progress import JobProgress
@@ -24,21 +24,6 @@ from .spark_settings import check_active_conf, executor_environment_problem
 from .task import GroupTask
 
 log = logging.getLogger(__name__)
-
-
-_STARTING = threading.Event()
-_STOP_AFTER_START = threading.Event()
-
-
-def defer_stop_while_starting() -> bool:
-    """For a signal handler: True (and the stop deferred to the end of the start) while a Spark session starts.
-
-    Interrupting the JVM's launch part-way leaves a JVM behind that no one stops (and that holds the process's
-    output pipes); letting the start finish and stopping right after leaves nothing."""
-    if _STARTING.is_set():
-        _STOP_AFTER_START.set()
-        return True
-    return False
 
 
 def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: dict[str, str] | None = None):
@@ -79,14 +64,8 @@ def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: d
             defaults["spark.python.daemon.module"] = "hudi_cluster_core.run.worker_daemon"
     for key, value in {**defaults, **(conf or {})}.items():
         builder = builder.config(key, value)
-    _STARTING.set()  # a stop asked for now is acted on once the JVM is up (see defer_stop_while_starting)
-    try:
+    with interrupts.spark_starting():  # a Ctrl-C or SIGTERM now is acted on once the start has ended
         spark = builder.getOrCreate()
-    finally:
-        _STARTING.clear()
-    if _STOP_AFTER_START.is_set():
-        _STOP_AFTER_START.clear()
-        raise KeyboardInterrupt("terminated while Spark was starting")
     spark.sparkContext.setLogLevel(os.environ.get("HUDI_CLUSTER_SPARK_LOG_LEVEL", "WARN"))
     return spark
 

@@ -20,7 +20,6 @@ from typing import Any, Callable, Iterator, Protocol
 import numpy as np
 import pyarrow as pa
 
-from ..errors import PlanError
 from ..io.curves import curve_sort_indices, sort_key_table
 from .ranges import choose_boundaries, range_of_rows, stride_positions
 
@@ -82,11 +81,7 @@ class ColumnsKey:
         return sort_key_table(table, self.columns, self.layout, field_names=self.field_names)
 
     def order(self, table: pa.Table) -> pa.Array:
-        missing = [c for c in self.columns if c not in table.column_names]
-        if missing:
-            raise PlanError(f"hoodie.clustering.plan.strategy.sort.columns names {missing}, not in the table; "
-                            f"columns: {', '.join(table.column_names)}")  # fmt: skip
-        return curve_sort_indices(table, self.columns, self.layout)
+        return curve_sort_indices(table, self.columns, self.layout)  # which checks the columns are the table's
 
 
 @dataclass

@@ -236,6 +236,7 @@ class _SliceReader:
         self.read_schema = read_schema
         # hudi-rs reaches the store itself: the same endpoint, region and credentials, given explicitly
         self.rs_options = storage.hudi_rs_options()
+        self.rs_uri = storage.hudi_rs_uri()  # the base URI in a form hudi-rs takes (wasbs:// it does not)
         self._rs_table: Any = None
         self._rs_reader: Any = None
 
@@ -347,7 +348,7 @@ class _SliceReader:
         if self._rs_table is None:
             from hudi import HudiTable as RsTable
 
-            self._rs_table = RsTable(self.base_uri, self.rs_options)
+            self._rs_table = RsTable(self.rs_uri, self.rs_options)
         return self._rs_table
 
     def _relative(self, path: str) -> str:

@@ -1,4 +1,4 @@
-"""The archived timeline: instants archival moved out of the active timeline (format notes 15.1).
+"""The archived timeline: instants archival moved out of the active timeline (docs/format.md#archived-timeline).
 
 Two layouts, by table version:
 

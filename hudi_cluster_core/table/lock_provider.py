@@ -1,7 +1,7 @@
 """Apache Hudi's table lock, so that Hudi writers using optimistic concurrency control and we exclude each other.
 
 Our own timeline lock (``ownership.timeline_lock``, a ``flock``) only excludes hudi-cluster runs. Hudi writers take
-the lock their ``hoodie.write.lock.provider`` names, around scheduling and around each commit (format notes 15.4);
+the lock their ``hoodie.write.lock.provider`` names, around scheduling and around each commit (docs/format.md#locks);
 when the user configures one, every timeline transition of ours takes it too, inside our own lock.
 
 Supported providers:
@@ -10,9 +10,9 @@ Supported providers:
   ``<base>/.hoodie/lock``), created exclusively; its owner deletes it to unlock. Another owner's file is taken over
   only when it expired (``hoodie.write.lock.filesystem.expire`` minutes after its mtime; 0, the default, never), or
   when it names a hudi-cluster process on this host that is no longer alive. The body is Hudi's ``LockInfo`` JSON.
-* ``StorageBasedLockProvider`` (tables on ``s3://``/``s3a://``): ``.hoodie/.locks/table_lock.json``, a lease
-  written with conditional requests and renewed while held (:mod:`.storage_lock`). Hudi has no client for other
-  schemes, so there it is refused, as Hudi refuses it.
+* ``StorageBasedLockProvider`` (tables on S3 and GCS): ``.hoodie/.locks/table_lock.json``, a lease written with
+  conditional requests and renewed while held (:mod:`.storage_lock`). Hudi has no client for other stores (Azure
+  included), so there it is refused, as Hudi refuses it (``No implementation of StorageLock supports this scheme``).
 * ``InProcessLockProvider`` (a lock within one JVM): nothing beyond our own lock to do.
 
 Others (ZooKeeper, DynamoDB, Hive metastore) are refused with one line naming these.
@@ -165,7 +165,8 @@ def check_commit_safety(storage: Storage, lock: TableLock | None) -> None:
         raise storage.commit_refusal(gap, "use a server that honours If-None-Match (a lock kept on this one with "
                                           "conditional requests would be no safer)")  # fmt: skip
     if lock is None:
-        fix = (f"set {PROVIDER_KEY}={STORAGE_BASED} to commit under its lock" if storage.capabilities.put_if_match
+        keeps_hudi_lock = storage.capabilities.put_if_match and storage.capabilities.hudi_storage_lock
+        fix = (f"set {PROVIDER_KEY}={STORAGE_BASED} to commit under its lock" if keeps_hudi_lock
                else f"no lock provider of ours works on it either ({', '.join(SUPPORTED[:2])} need conditional writes)")  # fmt: skip
         raise storage.commit_refusal(gap, fix)
 
@@ -174,9 +175,15 @@ def _storage_lock(storage: Storage, props: Mapping[str, str]) -> StorageLock:
     """Hudi's StorageBasedLockConfig rules: both durations whole seconds > 0, validity >= 10 x renewal."""
     if not storage.capabilities.put_if_match:
         raise ConfigError(f"{PROVIDER_KEY}={STORAGE_BASED}: needs a store with conditional updates (If-Match on an "
-                          f"ETag): a table on {registry.schemes_that_can('put_if_match')} ({storage.store_name} has "
-                          f"none, and Apache Hudi no storage lock client for it); for {storage.base_uri} use "
+                          f"ETag): a table on {registry.schemes_that_can('hudi_storage_lock')} ({storage.store_name} "
+                          f"has none, and Apache Hudi no storage lock client for it); for {storage.base_uri} use "
                           f"{FILE_SYSTEM}")  # fmt: skip
+    if not storage.capabilities.hudi_storage_lock:  # the store could keep it, but Hudi's writers could not
+        raise ConfigError(f"{PROVIDER_KEY}={STORAGE_BASED}: Apache Hudi has no storage lock client for "
+                          f"{storage.scheme}:// (it ships them for {registry.schemes_that_can('hudi_storage_lock')} "
+                          f"and refuses the provider elsewhere), so its writers could not take this lock; for "
+                          f"{storage.base_uri} use {FILE_SYSTEM} (its lock file is created exclusively here; Hudi's "
+                          f"writers need hoodie.fs.atomic_creation.support={storage.scheme} for it)")  # fmt: skip
     validity = _whole_number(props, VALIDITY_KEY, "300", "whole seconds >= 1", minimum=1)
     renew_key = RENEW_KEY if props.get(RENEW_KEY) or not props.get(RENEW_ALIAS) else RENEW_ALIAS
     renew = _whole_number(props, renew_key, "30", "whole seconds >= 1", minimum=1)

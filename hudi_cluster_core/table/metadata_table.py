@@ -1,9 +1,9 @@
 """The metadata table (``.hoodie/metadata``) seen from the data table's config: dropping it whole, or one of its
 partitions (indexes) alone.
 
-A clustering that leaves the metadata table untouched makes v8+ tables read as empty (format notes section 9,
-trap 1). Clustering keeps the ``files`` partition up to date where it can (``run.commit`` with ``mdt``); what it
-can't maintain is removed here the way Hudi removes it:
+A clustering that leaves the metadata table untouched makes v8+ tables read as empty (see
+docs/format.md#metadata-table). Clustering keeps the ``files`` partition up to date where it can (``run.commit`` with
+``mdt``); what it can't maintain is removed here the way Hudi removes it:
 
 * the whole table, as a write with ``hoodie.metadata.enable=false`` does: clear
   ``hoodie.table.metadata.partitions`` (and ``.inflight``) in ``hoodie.properties`` and delete the folder;

@@ -1,4 +1,4 @@
-"""Hudi's file names: base files, log files, write tokens, file ids (format notes section 4)."""
+"""Hudi's file names: base files, log files, write tokens, file ids (docs/format.md#file-names)."""
 
 from __future__ import annotations
 

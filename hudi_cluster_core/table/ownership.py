@@ -1,7 +1,7 @@
 """Who may change a clustering instant: a short timeline lock, and a heartbeat per running instant.
 
 Two of our runs on one table must never commit the same instant, execute one instant twice, or roll back an
-instant another live run is executing. Two mechanisms, as Apache Hudi has them (format notes 15.3, 15.4):
+instant another live run is executing. Two mechanisms, as Apache Hudi has them (docs/format.md#heartbeats, #locks):
 
 * :func:`timeline_lock`: a short critical section around every timeline transition (schedule, claim, commit,
   rollback), so that "look at the timeline, then write" is one step. On local disk it is an advisory ``flock`` on
@@ -34,7 +34,7 @@ from typing import Iterator
 
 from ..errors import HudiClusterError
 from ..io.storage import Storage
-from .lock_provider import STORAGE_BASED, configured_lock_file, machine, new_token, pid_alive
+from .lock_provider import FILE_SYSTEM, STORAGE_BASED, configured_lock_file, machine, new_token, pid_alive
 
 log = logging.getLogger(__name__)
 HEARTBEAT_DIR = ".hoodie/.heartbeat"
@@ -110,9 +110,11 @@ def _object_store_lock(storage: Storage, wait_ms: int) -> Iterator[None]:
             return
         if configured_lock_file(storage) is None and key not in _WARNED:
             _WARNED.add(key)
+            # the provider Apache Hudi's writers can share on this store: its storage lock where Hudi has a client
+            provider = STORAGE_BASED if storage.capabilities.hudi_storage_lock else FILE_SYSTEM
             log.warning("%s: timeline lock held within this process only: cross-process exclusion on object "
                         "stores needs a lock provider (hoodie.write.lock.provider=%s); run one clustering job per "
-                        "table at a time otherwise", key, STORAGE_BASED)  # fmt: skip
+                        "table at a time otherwise", key, provider)  # fmt: skip
         _HELD[key] = 1
         try:
             with _hudi_lock(storage, time.monotonic() + wait_ms / 1000, wait_ms):

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from ..avro.arrow_schema import UnsupportedAvroType, arrow_schema
-from ..errors import ConfigError, PlanError
+from ..config.sort_columns import check_sort_columns, parse_sort_columns
+from ..errors import ConfigError, HudiClusterError, PlanError
 from . import HudiTable
 
-SORT_COLUMNS_KEY = "hoodie.clustering.plan.strategy.sort.columns"
 LATEST_SCHEMA_KEY = "latest_schema"  # the internal schema (column ids) of a table with schema on read
 META_FIELDS = (
     "_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
@@ -47,19 +47,16 @@ def schema_metadata(table: HudiTable) -> dict[str, str]:
     return found
 
 
-def check_sort_columns(table: HudiTable, sort_columns: str | None) -> None:
-    """Fail before anything is written when a sort column is not a column of the table (unknown schema: no check)."""
-    columns = [c.strip() for c in (sort_columns or "").split(",") if c.strip()]
+def check_sort_columns_in_schema(
+    table: HudiTable, sort_columns: str | None, *, error: type[HudiClusterError] = ConfigError
+) -> None:
+    """Fail before anything is written when a sort column is not a column of the table: Hudi's meta columns or a
+    field of its schema (a table whose schema is unknown is not checked here; its tasks check the rows they read)."""
+    columns = parse_sort_columns(sort_columns, error=error)
     schema = table_schema(table)
-    if not columns or not schema:
-        return
-    data_fields = [f["name"] for f in json.loads(schema).get("fields", [])]
-    missing = [c for c in columns if c not in (*META_FIELDS, *data_fields)]
-    if missing:
-        raise ConfigError(
-            f"{SORT_COLUMNS_KEY}={sort_columns}: {', '.join(missing)} not in the table; "
-            f"columns: {', '.join(data_fields)}"
-        )
+    if columns and schema:
+        data_fields = [f["name"] for f in json.loads(schema).get("fields", [])]
+        check_sort_columns(columns, (*META_FIELDS, *data_fields), error=error)
 
 
 # ------------------------------------------------------------------------------------------ reading older files

@@ -1,5 +1,5 @@
 """Apache Hudi's ``StorageBasedLockProvider`` (Hudi 1.0.2+): a table lock for object stores, kept in one JSON object
-written only with conditional requests, as a lease its holder renews (format notes 15.4.3).
+written only with conditional requests, as a lease its holder renews (docs/format.md#storage-based-lock).
 
 * The object: ``<base>/.hoodie/.locks/table_lock.json``, body ``{"expired": bool, "validUntil": epoch ms,
   "owner": "<uuid>"}``.

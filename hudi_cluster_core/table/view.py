@@ -6,7 +6,7 @@ has one (as Hudi's readers list such a table), else storage's listing; either is
 A base or log file counts once its instant completed. The active timeline is only the recent part of the history:
 archival moves older instants to the archive (``archive.py``), so a file whose instant is on no state of the active
 timeline and older than its first completed write is committed too (Hudi's ``containsOrBeforeTimelineStarts``,
-format notes 15.1 item 4). Files of instants pending on the active timeline never count.
+docs/format.md#committed-before-the-active-timeline). Files of instants pending on the active timeline never count.
 
 Slices are keyed by base instant; on v8+ a log file joins the slice with the largest base instant at or before its
 deltacommit's completion time (its own instant when that deltacommit was archived), on v6 the slice whose base

@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 from ..write.base_file import META_COLUMNS, ParquetOptions
 from ..plan.avro_plan import InputSlice, PlanGroup
 from ..config import strategy_params
+from ..config.catalogue import SORT_COLUMNS
 from ..errors import RewriteMismatch
 from ..run import digest
 from ..run.task import GroupTask
@@ -44,7 +45,6 @@ from ..table import FileSlice, load_table
 from .conformance import KitFailure, _checked_call, fail, run_kit
 from .strategies import kit_dir
 
-SORT_COLUMNS_KEY = "hoodie.clustering.plan.strategy.sort.columns"
 LAYOUT_KEY = "hoodie.layout.optimize.strategy"
 LAYOUTS = ("linear", "z-order", "hilbert")
 HOOK = "execute_group"
@@ -137,7 +137,7 @@ def group_task(strategy, case: ExecutionInput, *, group_metadata: Callable[[Exec
     input_bytes = sum(_data_bytes(pq.read_metadata(s.base_file, filesystem=storage.fs)) for s in inputs if s.base_file)
     input_bytes += sum(storage.size(p) for s in inputs for p in s.log_files)
     target = max(1, math.ceil(input_bytes / case.num_output_file_groups))
-    raw_params = {SORT_COLUMNS_KEY: ",".join(case.sort_columns)} if case.sort_columns else {}
+    raw_params = {SORT_COLUMNS: ",".join(case.sort_columns)} if case.sort_columns else {}
     job = {LAYOUT_KEY: case.layout, **(settings or {})}
     params = strategy_params(strategy, dict(raw_params)) if getattr(strategy, "params_model", None) else None
     return GroupTask(storage.base_uri, case.instant_time, group, strategy, params, raw_params, job,

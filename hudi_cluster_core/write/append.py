@@ -3,8 +3,9 @@
 Each call is one Hudi ``commit`` (operation INSERT) with the small-file limit at 0: every partition in the
 batch gets ``files_per_partition`` new file groups. This is how fast ingestion leaves many small files behind,
 and it is a valid commit for Apache Hudi and hudi-rs alike: same instant files, meta columns and footers Hudi
-writes (format notes sections 3, 4, 7, 8). The metadata table is kept as Hudi's insert keeps it (``files``,
-``column_stats``, ``partition_stats``, ``bloom_filters``, and ``record_index`` for the new keys; ``write.instant``).
+writes (docs/format.md#timeline, #file-names, #v6-commit-json, #parquet-base-files). The metadata table is kept as
+Hudi's insert keeps it (``files``, ``column_stats``, ``partition_stats``, ``bloom_filters``, and ``record_index`` for
+the new keys; ``write.instant``).
 """
 
 from __future__ import annotations

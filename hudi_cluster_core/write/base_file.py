@@ -2,7 +2,7 @@
 
 The Arrow data path stays here and in ``run/``; metadata (timeline, plans) never touches rows.
 A marker ``.hoodie/.temp/<T>/<partition>/<file>.marker.CREATE`` is created before each data file so that a
-rollback can find partial files (format notes section 4, trap 2).
+rollback can find partial files (docs/format.md#markers).
 
 A table without meta fields (``hoodie.populate.meta.fields=false``) keeps all five ``_hoodie_*`` columns null, as
 Apache Hudi 1.1.1 writes them (``HoodieAvroParquetWriter`` stamps them only when meta fields are populated; its

@@ -1,10 +1,11 @@
 """The life of one writer instant (a COW ``commit``): begun, completed with the metadata table kept, or undone.
 
 Shared by our writers (``append``, ``upsert``). Begin and complete run under the timeline lock, as Hudi takes
-its lock for the instant time and for the commit (format notes 15). Completion follows Hudi's order (14.1): the
-MDT deltacommit of the instant (``mdt.commit``) completes, then the data instant's completed file appears
-atomically, then the marker folder goes. A failed write is undone in the reverse order (files with markers, the
-MDT deltacommit, then the instant files), so no pending instant and no stray file is left behind.
+its lock for the instant time and for the commit (docs/format.md#locks). Completion follows Hudi's order
+(docs/format.md#mdt-commit-order): the MDT deltacommit of the instant (``mdt.commit``) completes, then the data
+instant's completed file appears atomically, then the marker folder goes. A failed write is undone in the reverse order
+(files with markers, the MDT deltacommit, then the instant files), so no pending instant and no stray file is left
+behind.
 
 A writer that dies (SIGKILL, lost machine) can't undo its instant. So each of our write instants has a
 heartbeat, as Hudi's writers have under OCC (``.hoodie/.heartbeat/<instant>``, refreshed every

@@ -1,6 +1,6 @@
 """Writing a MOR log file from Arrow rows: one Avro data block, its marker, its write stat.
 
-An ``AVRO_DATA_BLOCK`` (type 3, format notes 14.2.3 and 15.1 item 2) has header {INSTANT_TIME: the writing
+An ``AVRO_DATA_BLOCK`` (type 3, docs/format.md#avro-data-blocks) has header {INSTANT_TIME: the writing
 instant, SCHEMA: the writer schema, meta fields first} and an empty footer; its content is int32 version 3,
 int32 record count, then per record int32 length and the record in Avro binary without a schema, as Hudi 1.1.1's
 ``HoodieAvroDataBlock`` writes for data tables (the metadata table needs HFile blocks instead: ``mdt.log_block``).

@@ -21,7 +21,9 @@ variable, read when a table is built; else ``http://127.0.0.1:10000``), or the a
 from __future__ import annotations
 
 import contextlib
+import re
 import subprocess
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -34,9 +36,9 @@ KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr
 
 
 @contextlib.contextmanager
-def serving(work_dir: Path, container: str) -> Iterator["AzuriteServer"]:
+def serving(work_dir: Path, container: str, *, debug: bool = False) -> Iterator["AzuriteServer"]:
     """A started server with ``container`` made, stopped on leaving (a module fixture's body)."""
-    server = AzuriteServer().start(work_dir)
+    server = AzuriteServer(debug=debug).start(work_dir)
     try:
         server.create_container(container)
         yield server
@@ -46,7 +48,9 @@ def serving(work_dir: Path, container: str) -> Iterator["AzuriteServer"]:
 
 @dataclass
 class AzuriteServer:
+    debug: bool = False  # log every request's operation (see :meth:`operations`)
     port: int = 0
+    debug_log: Path | None = None
     process: subprocess.Popen | None = field(default=None, repr=False)
 
     @property
@@ -62,11 +66,13 @@ class AzuriteServer:
         binary = installed(BINARY, "Azurite")
         data = work_dir / "azurite-data"
         data.mkdir(parents=True, exist_ok=True)
+        self.debug_log = work_dir / "azurite-debug.log" if self.debug else None
+        debug = ["--debug", str(self.debug_log)] if self.debug_log else []
 
         def command(port: int) -> list[str]:
             # --loose / --skipApiVersionCheck: newer SDKs send API versions and headers this Azurite predates
             return [str(binary), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", str(data),
-                    "--silent", "--skipApiVersionCheck", "--loose", "--disableTelemetry"]  # fmt: skip
+                    "--silent", "--skipApiVersionCheck", "--loose", "--disableTelemetry", *debug]  # fmt: skip
 
         self.process, self.port = launch(command, lambda port: f"http://127.0.0.1:{port}/{ACCOUNT}?comp=list",
                                          work_dir / "azurite.log")  # fmt: skip
@@ -75,6 +81,13 @@ class AzuriteServer:
     def stop(self) -> None:
         stop(self.process)
         self.process = None
+
+    def operations(self) -> Counter[str]:
+        """How many requests of each Blob API operation the server has served (``Blob_StartCopyFromURL``, ...);
+        only for a server started with ``debug=True``."""
+        assert self.debug_log is not None, "start the server with debug=True"
+        text = self.debug_log.read_text(errors="replace") if self.debug_log.exists() else ""
+        return Counter(re.findall(r"DispatchMiddleware: Operation=(\w+)", text))
 
     def client(self):
         from azure.storage.blob import BlobServiceClient
@@ -93,6 +106,19 @@ class AzuriteServer:
                     target.upload_blob(f"{prefix}/{path.relative_to(local).as_posix()}", data, overwrite=True)
                 count += 1
         return count
+
+    def keys(self, container: str, prefix: str) -> list[str]:
+        return sorted(blob.name for blob in self.client().get_container_client(container).list_blobs(name_starts_with=prefix))
+
+    def download_dir(self, container: str, prefix: str, local: Path | str) -> Path:
+        """Copy ``container/prefix/...`` to ``local``, so the local checks of tests/support/runs.py can inspect what
+        a run left on the store."""
+        source, local = self.client().get_container_client(container), Path(local)
+        for key in self.keys(container, prefix + "/"):
+            target = local / key[len(prefix) + 1 :]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.download_blob(key).readall())
+        return local
 
     def environment(self) -> dict[str, str]:
         """The standard Azure variables for this server (the connection string carries the endpoint)."""

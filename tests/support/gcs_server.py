@@ -96,6 +96,19 @@ class GCSServer:
                 count += 1
         return count
 
+    def keys(self, bucket: str, prefix: str) -> list[str]:
+        return sorted(blob.name for blob in self.client().list_blobs(bucket, prefix=prefix))
+
+    def download_dir(self, bucket: str, prefix: str, local: Path | str) -> Path:
+        """Copy ``gs://bucket/prefix/...`` to ``local``, so the local checks of tests/support/runs.py can inspect
+        what a run left on the store."""
+        source, local = self.client().bucket(bucket), Path(local)
+        for key in self.keys(bucket, prefix + "/"):
+            target = local / key[len(prefix) + 1 :]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            source.blob(key).download_to_filename(str(target))
+        return local
+
     def environment(self) -> dict[str, str]:
         """What Google's client libraries read: the emulator's address (they then skip authentication)."""
         return {"STORAGE_EMULATOR_HOST": self.endpoint}

@@ -35,7 +35,7 @@ def objects(bucket: str) -> dict[str, bytes]:
 
 
 class MemoryBackend(Backend):
-    capabilities = Capabilities(exclusive_create=True, put_if_match=True)
+    capabilities = Capabilities(exclusive_create=True, put_if_match=True, hudi_storage_lock=True)
     store_name = "memory store"
 
     def __init__(self, base_uri: str, options: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None):
@@ -163,5 +163,5 @@ class MemoryBackend(Backend):
 class NoExclusiveCreate(MemoryBackend):
     """The same store as one that cannot create an object only if its name is free."""
 
-    capabilities = Capabilities(exclusive_create=False, put_if_match=True)
+    capabilities = Capabilities(exclusive_create=False, put_if_match=True, hudi_storage_lock=True)
     store_name = "memory store without exclusive create"

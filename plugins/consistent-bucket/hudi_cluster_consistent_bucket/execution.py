@@ -21,11 +21,11 @@ import logging
 from collections import defaultdict
 
 import numpy as np
-from hudi_cluster_core.config import StrategyParams
 from hudi_cluster_core.errors import PlanError
 from hudi_cluster_core.hookspecs import hookimpl
 from hudi_cluster_core.run import outofcore
 from hudi_cluster_core.run.spill import ColumnsKey, RangeSpill, write_run
+from hudi_cluster_core.sdk import SortAndSizeParams, keys
 from hudi_cluster_core.table.properties import load_table_config
 from pydantic import Field
 
@@ -38,15 +38,13 @@ log = logging.getLogger(__name__)
 _RUN = "org.apache.hudi.client.clustering.run.strategy."
 
 
-class ConsistentBucketExecutionParams(StrategyParams):
+class ConsistentBucketExecutionParams(SortAndSizeParams):
+    """The sort columns the plan carries; ``columns`` is the core's one parse of them."""
+
     sort_columns: str | None = Field(
-        None, alias="hoodie.clustering.plan.strategy.sort.columns",
+        None, alias=keys.SORT_COLUMNS,
         description="Comma-separated columns to sort each bucket's rows by; none keeps input order.",
     )  # fmt: skip
-
-    @property
-    def columns(self) -> list[str]:
-        return [c.strip() for c in (self.sort_columns or "").split(",") if c.strip()]
 
 
 # ------------------------------------------------------------------------------------------------ writing

@@ -1,6 +1,6 @@
 """Consistent-hashing bucket index: hashing metadata, the hash ring, and record -> bucket.
 
-Facts (format notes section 12, Apache Hudi 1.1.1 classes ``HoodieConsistentHashingMetadata``,
+Facts (docs/format.md#consistent-hashing-bucket-index, Apache Hudi 1.1.1 classes ``HoodieConsistentHashingMetadata``,
 ``ConsistentHashingNode``, ``ConsistentBucketIdentifier``, ``ConsistentBucketIndexUtils``, ``KeyGenUtils``):
 
 * Per partition ``<p>`` the metadata lives in ``.hoodie/.bucket_index/consistent_hashing_metadata/<p>/`` as

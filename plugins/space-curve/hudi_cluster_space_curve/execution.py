@@ -7,11 +7,12 @@ from __future__ import annotations
 import zlib
 
 import pyarrow as pa
+from hudi_cluster_core.config.sort_columns import check_sort_columns
 from hudi_cluster_core.errors import PlanError
 from hudi_cluster_core.hookspecs import hookimpl
 from hudi_cluster_core.io.curves import sort_rows
 
-from .params import SORT_COLUMNS_KEY, SpaceCurveParams, params_for_task
+from .params import SpaceCurveParams, params_for_task
 from .sample import SampleCurveKey, sample_sort_indices
 
 
@@ -29,10 +30,7 @@ def order_rows(table: pa.Table, params: SpaceCurveParams, *, seed: int = 0) -> p
     columns = params.columns
     if table.num_rows < 2:
         return table
-    missing = [c for c in columns if c not in table.column_names]
-    if missing:
-        raise PlanError(f"{SORT_COLUMNS_KEY} names {missing}, not in the table; "
-                        f"columns: {', '.join(table.column_names)}")  # fmt: skip
+    check_sort_columns(columns, table.column_names, error=PlanError)
     if params.curve == "linear" or len(columns) == 1:
         return sort_rows(table, columns, "linear")
     if params.build_method == "DIRECT":

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, Mapping
 
 from hudi_cluster_core.config import validate_strategy_params
+from hudi_cluster_core.config.catalogue import column_names
 from hudi_cluster_core.sdk import SORT_COLUMNS_KEY, Layout, StrategyParams, curve_name, keys, parse_layout
 from pydantic import BeforeValidator, Field, field_validator
 
@@ -53,9 +54,7 @@ class SpaceCurveParams(StrategyParams):
     @field_validator("sort_columns")
     @classmethod
     def _columns_named_once(cls, value: str) -> str:
-        columns = [c.strip() for c in value.split(",") if c.strip()]
-        if not columns:
-            raise ValueError("names no column")
+        columns = column_names(value)  # the core's one rule: trimmed, no empty name, at least one
         repeated = sorted({c for c in columns if columns.count(c) > 1})
         if repeated:  # Hudi's Collectors.toMap fails on a repeated sort column
             raise ValueError(f"names {', '.join(repeated)} more than once")
