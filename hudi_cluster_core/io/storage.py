@@ -32,8 +32,8 @@ _LOCKED_GUARD = threading.Lock()
 
 class RequestCounts:
     """How many store calls this process made through :class:`Storage`, by kind (``list``, ``info`` (HEAD),
-    ``read`` (GET), ``open`` (a parquet file opened on the data path, e.g. for its footer), ``write``, ``create``,
-    ``delete``): cheap enough to be always on, so a test or a benchmark can bound what a run asks of a store.
+    ``read`` (GET), ``open`` (a parquet file opened on the data path, e.g. for its footer), ``write``, ``create``
+    (exclusive), ``update`` (conditional), ``delete``): cheap enough to be always on, so a test or a benchmark can bound what a run asks of a store.
     One count is one backend call; on an object store a ``list`` is one request per 1,000 keys it returns."""
 
     def __init__(self) -> None:
@@ -218,7 +218,7 @@ class Storage:
     def put_if_match(self, path: str, data: bytes, version: str | None) -> str | None:
         """Write ``data`` if ``path`` is still ``version`` (None: absent); the new version, or None when another
         writer came first. Only where ``capabilities.put_if_match`` (Hudi's storage lock)."""
-        requests.add("create")
+        requests.add("update")
         return self.backend.put_if_match(path, data, version)
 
     def delete_file(self, path: str) -> None:

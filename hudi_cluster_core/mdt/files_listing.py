@@ -1,5 +1,6 @@
 """The data table's file listing as the metadata table's ``files`` partition holds it (Hudi's
-``HoodieBackedTableMetadata.getAllPartitionPaths`` / ``getAllFilesInPartition``), instead of listing storage.
+``HoodieBackedTableMetadata.getAllPartitionPaths`` / ``getAllFilesInPartition``), instead of listing storage
+(docs/format.md#mdt-as-the-file-listing, #mdt-files-records, #mdt-valid-instants).
 
 The partition has one record per data partition (key: its path, ``.`` for a non-partitioned table) mapping file
 names to ``{size, isDeleted}``, and one ``__all_partitions__`` record naming the partitions. A commit adds a record

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -30,6 +31,8 @@ from ..table.properties import load_table_config
 from ..table.timeline import Timeline, load_timeline
 from .hfile import read_hfile
 from .log_block import BlockType, HeaderKey, read_blocks
+
+READ_THREADS = 16  # an MDT file group's files read at once
 
 
 def _decoder(schema_text: str) -> Callable[[bytes], dict[str, Any]]:
@@ -82,16 +85,26 @@ def read_partition(storage: Storage, partition: str, wanted: Callable[[str], boo
     found: dict[str, list[dict]] = {}
     for file_id in sorted(set(bases) | set(logs)):
         base_instant, base_name = bases.get(file_id, ("", ""))
+        # compacted into the base file: the log files of deltacommits completed at or before its instant
+        names = [name for completion, _, _, name in sorted(logs.get(file_id, [])) if completion > base_instant]
+        contents = _read_all(mdt, [mdt.join(partition, n) for n in ([base_name] if base_name else []) + names])
         if base_name:
-            for key, record in _hfile_records(mdt.read_bytes(mdt.join(partition, base_name)), "", wanted):
+            for key, record in _hfile_records(contents.pop(0), "", wanted):
                 found.setdefault(key, []).append(record)
-        for completion, _, _, name in sorted(logs.get(file_id, [])):
-            if completion <= base_instant:
-                continue  # compacted into the base file
-            for block in read_blocks(mdt.read_bytes(mdt.join(partition, name)), f"{partition}/{name}", skip_corrupt=True):
+        for name, content in zip(names, contents):
+            for block in read_blocks(content, f"{partition}/{name}", skip_corrupt=True):
                 if block.type is BlockType.HFILE_DATA:
                     for key, record in _hfile_records(block.content, block.header.get(HeaderKey.SCHEMA, ""), wanted):
                         found.setdefault(key, []).append(record)
                 elif block.type is not BlockType.DELETE:
                     raise ValueError(f"MDT log {partition}/{name}: block type {block.type.name} is not read here")
     return found
+
+
+def _read_all(storage: Storage, paths: list[str]) -> list[bytes]:
+    """The bytes of ``paths`` (one file group's base and log files), read at once: on an object store each is a
+    round trip, and a file group's log files are many until the MDT compacts them."""
+    if len(paths) <= 1:
+        return [storage.read_bytes(p) for p in paths]
+    with ThreadPoolExecutor(min(READ_THREADS, len(paths)), thread_name_prefix="mdt-read") as pool:
+        return list(pool.map(storage.read_bytes, paths))

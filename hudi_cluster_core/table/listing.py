@@ -1,7 +1,7 @@
 """Which files each partition of a table holds: what the file-system view, the plan's validation and the task sizes
 are built from, each partition read at most once by one listing object.
 
-Two sources, as Apache Hudi has them (``HoodieTableMetadata``):
+Two sources, as Apache Hudi has them (``HoodieTableMetadata``; docs/format.md#mdt-as-the-file-listing):
 
 * :class:`MetadataTableListing`, the metadata table's ``files`` partition, when the table has it built (v8/v9,
   ``files`` in ``hoodie.table.metadata.partitions``): a handful of requests whatever the table's size (the MDT
