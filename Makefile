@@ -1,7 +1,7 @@
 # The README's two commands: `make demo` and `make test`. Both set up a fresh clone first (scripts/setup.sh).
 PY := .venv/bin/python
 
-.PHONY: setup demo test soak bench docs
+.PHONY: setup demo test soak soak-simulation bench docs
 setup:
 	@bash scripts/setup.sh
 
@@ -12,7 +12,8 @@ test: setup
 	$(PY) -m pytest -q || [ $$? -eq 5 ]
 
 # Crash and race campaigns at full length, then the writers-beside-clustering soak (10 minutes with each of Hudi's
-# update strategies: allow, reject, and duplicate on a consistent-bucket table): about 85 minutes on 2 cores;
+# update strategies: allow, reject, and duplicate on a consistent-bucket table): about 85 minutes on 2 cores; then
+# the parsers' fuzzing and 100,000 simulated schedules (about 10 per second on 2 busy cores: under 3 hours).
 # `make test` runs a short version of each.
 soak: setup
 	HUDI_CRASH_RUNS=$${HUDI_CRASH_RUNS:-50} HUDI_RACE_ROUNDS=$${HUDI_RACE_ROUNDS:-5} \
@@ -20,6 +21,12 @@ soak: setup
 	HUDI_SOAK_SECONDS=$${HUDI_SOAK_SECONDS:-600} HUDI_SOAK_STRATEGIES=$${HUDI_SOAK_STRATEGIES:-allow,reject,duplicate} \
 		$(PY) -m pytest -q -s tests/test_soak.py
 	HUDI_CLUSTER_FUZZ_EXAMPLES=$${HUDI_CLUSTER_FUZZ_EXAMPLES:-10000} $(PY) -m pytest -q tests/test_fuzz_*.py
+	$(MAKE) soak-simulation
+
+# The simulation of the commit protocol (tests/sim): 100,000 seeded schedules, in one process per core (`make test`
+# runs the first 1,000).
+soak-simulation: setup
+	HUDI_SIM_SCHEDULES=$${HUDI_SIM_SCHEDULES:-100000} $(PY) -m pytest -q -s tests/test_simulation.py -k seeded
 
 bench: setup
 	$(PY) bench/run_all.py

@@ -187,7 +187,7 @@ def encode_bench(keys: int, reps: int) -> dict:
     from hudi_cluster_core.io.storage import Storage
     from hudi_cluster_core.mdt import log_block
     from hudi_cluster_core.mdt.hfile import read_hfile
-    from hudi_cluster_core.mdt.partitions import CommitFiles
+    from hudi_cluster_core.mdt.commit_files import CommitFiles
     from hudi_cluster_core.mdt.record_index import record_index_records
 
     base = OUT_DIR / "work" / "rli_encode"

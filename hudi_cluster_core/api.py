@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from . import interrupts
+from . import clock, interrupts
 from .config import load_config
 from .errors import ConfigError, HudiClusterError, Interrupted, PlanError, RunFailed, WriteConflict
 from .plan.avro_plan import StoredPlan, planned_file_sizes, read_plan
@@ -91,7 +91,7 @@ def _plan_groups_json(plan: StoredPlan, table: HudiTable) -> list[dict]:
 
 def _age_ms(instant_time: str) -> float:
     started = dt.datetime.strptime(instant_time[:14], "%Y%m%d%H%M%S")
-    return (dt.datetime.now() - started).total_seconds() * 1000
+    return (clock.now() - started).total_seconds() * 1000
 
 
 def cluster(

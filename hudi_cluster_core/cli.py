@@ -137,6 +137,7 @@ def _cmd_show(args) -> int:
 
 def _storage_keys(args) -> dict[str, str]:
     """The job's keys as ``run`` merges them: the store's settings are among them."""
+    from . import plugins  # noqa: F401 - config knows the keys of the installed plugins' params models through it
     from .config import load_config
 
     return dict(load_config(args.props, args.hoodie_conf).raw)
@@ -163,7 +164,16 @@ def _cmd_plugins(args) -> int:
         print(f"  {info.kind:<10} {info.name:<28} hooks: {', '.join(info.hooks)}")
         for alias in info.java_class_names:
             print(f"  {'':<10} {'':<28} alias: {alias}")
+        for key in info.keys:
+            default = "required" if key["required"] else f"default {_shown(key['default'])}"
+            print(f"  {'':<10} {'':<28} key: {key['key']} ({key['type']}, {default}){': ' if key['description'] else ''}"
+                  f"{key['description']}")  # fmt: skip
     return 0
+
+
+def _shown(value) -> str:
+    """A default as a properties file spells it."""
+    return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _cmd_run(args) -> int:
@@ -342,9 +352,9 @@ def _configure_logging(verbose: bool) -> None:
 
 
 def _quiet_py4j(record: logging.LogRecord) -> bool:
-    """Py4J logs "Exception while sending command" with a traceback on the root logger at INFO when the JVM dies,
-    which it does of the same Ctrl-C or SIGTERM as ours: the run says that in one line."""
-    return record.levelno >= logging.WARNING or "py4j" not in record.pathname
+    """Py4J logs "Exception while sending command" with a traceback on the root logger (at INFO or ERROR) when the
+    JVM goes away, as it does of the same Ctrl-C or SIGTERM as ours: the run says what happened in one line."""
+    return "py4j" not in record.pathname
 
 
 def _is_permission_problem(exc: OSError) -> bool:

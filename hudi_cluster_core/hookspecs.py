@@ -8,6 +8,8 @@ Every strategy object carries these attributes (see :class:`hudi_cluster_core.pl
 ``name`` (short name, e.g. ``"size-based"``), ``kind``, ``java_class_names`` (the Hudi class names users
 already configure, e.g. ``org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy``),
 ``params_model`` (a :class:`hudi_cluster_core.config.StrategyParams` subclass, or ``None``) and ``summary``.
+A strategy class that subclasses its kind's protocol (:mod:`hudi_cluster_core.protocols`: ``PlanStrategy``,
+``ExecutionStrategy``, ``UpdateStrategy``) is checked by mypy against these specifications.
 
 **Required and optional hooks.** A strategy implements only what it changes; the core supplies the rest:
 
@@ -29,12 +31,13 @@ update_decide           **yes**      --
 
 The defaults live in :mod:`hudi_cluster_core.plan.defaults` and are public (:mod:`hudi_cluster_core.sdk`), so an
 override can do its part and hand the rest to the default (e.g. sort the groups, then
-``finalize_groups(context, groups)``). The core calls every hook through
-:func:`hudi_cluster_core.plugins.call_hook`, which falls back to the default.
+``finalize_groups(context, groups)``). They are a plugin too (``CoreDefaults``), registered with every hook
+``trylast`` in the one plugin manager that holds every strategy.
 
-**firstresult.** The core calls a hook on exactly one strategy, the configured one: each strategy object is
-registered in a plugin manager of its own, so every hook has at most one implementation there. ``firstresult``
-does not choose between plugins; it only makes pluggy return that one result rather than a one-element list.
+**firstresult.** The core calls every hook through :func:`hudi_cluster_core.plugins.call_hook`, on exactly one
+strategy, the configured one (pluggy's ``subset_hook_caller`` leaves the other strategies out): the strategy's own
+implementation runs first and, with ``firstresult``, its answer is the result; the core default runs only when the
+strategy has no implementation of the hook or its implementation returns None.
 
 Set ``HUDI_CLUSTER_TRACE_HOOKS=1`` to print one short line per hook call and result to stderr.
 """

@@ -22,6 +22,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _received: list[int] = []  # the signals of this process's stop, in order
@@ -41,9 +42,9 @@ def reset() -> None:
     _received.clear()
 
 
-def install() -> dict[int, object]:
+def install() -> dict[int, Any]:
     """Our handler for SIGINT and SIGTERM; returns the previous ones (empty when not the main thread)."""
-    previous = {}
+    previous: dict[int, Any] = {}
     for signum in SIGNALS:
         try:
             previous[signum] = signal.signal(signum, _handle)
@@ -52,9 +53,9 @@ def install() -> dict[int, object]:
     return previous
 
 
-def restore(previous: dict[int, object]) -> None:
+def restore(previous: dict[int, Any]) -> None:
     for signum, handler in previous.items():
-        signal.signal(signum, handler)  # type: ignore[arg-type]
+        signal.signal(signum, handler)
 
 
 def ignore() -> None:

@@ -1,62 +1,61 @@
-"""Strategy discovery and invocation.
+"""Strategy discovery and invocation, through one pluggy ``PluginManager`` for the process.
 
-Only strategies of distributions registered under the ``hudi_cluster.strategies`` entry-point group load: a
-configured class name is looked up among them, never imported, so configuration cannot import arbitrary code.
+Only strategies of distributions registered under the ``hudi_cluster.strategies`` entry-point group load (pluggy's
+``load_setuptools_entrypoints``): a configured class name is looked up among them, never imported, so
+configuration cannot import arbitrary code. The core's defaults for optional hooks are a plugin of the same
+manager, every hook ``trylast`` (:class:`~hudi_cluster_core.plan.defaults.CoreDefaults`); a hook is called on the
+configured strategy alone (pluggy's ``subset_hook_caller``), its own implementation first, then the default.
 """
 
 from __future__ import annotations
 
+import contextvars
 import difflib
-import inspect
 import os
 import sys
-from dataclasses import dataclass
+import threading
+from dataclasses import asdict, dataclass
 from functools import lru_cache
-from typing import Any, Callable
+from importlib.metadata import entry_points
+from typing import Any, Mapping, Sequence
 
 import pluggy
 
 from . import hookspecs
 from .errors import PluginError
+from .config.strategy_params import add_key_source, describe_params
+from .plan.defaults import CoreDefaults
+from .protocols import IMPL_MARK, KINDS, REQUIRED_HOOKS, check_strategy  # noqa: F401 - REQUIRED_HOOKS: public here
 
 ENTRY_POINT_GROUP = "hudi_cluster.strategies"
 TRACE_ENV = "HUDI_CLUSTER_TRACE_HOOKS"
-KINDS = ("plan", "execution", "update")
-# Every hook of a kind, in the order the core calls them; REQUIRED_HOOKS must be implemented, the others have a
-# core default (hookspecs.py's table).
-KIND_HOOKS = {
-    "plan": ("plan_select_slices", "plan_group_slices", "plan_finalize_groups", "plan_execution_strategy"),
-    "execution": ("execute_group", "execution_splits_group", "execution_before_commit", "bucket_file_ids"),
-    "update": ("update_decide",),
-}
-REQUIRED_HOOKS = {"plan": ("plan_group_slices",), "execution": ("execute_group",), "update": ("update_decide",)}
-OPTIONAL_HOOKS = {kind: tuple(h for h in hooks if h not in REQUIRED_HOOKS[kind]) for kind, hooks in KIND_HOOKS.items()}
-_IMPL_MARK = hookspecs.PROJECT_NAME + "_impl"  # the attribute pluggy's hookimpl marker sets on a function
 
-# Hudi's own strategy classes and the distribution of ours that provides each, so a missing one gets a useful hint.
-_P = "org.apache.hudi.client.clustering.plan.strategy."
-_R = "org.apache.hudi.client.clustering.run.strategy."
-_U = "org.apache.hudi.client.clustering.update.strategy."
-KNOWN_JAVA_CLASSES = {
-    _P + "SparkSizeBasedClusteringPlanStrategy": "hudi-cluster-size-based",
-    _R + "SparkSortAndSizeExecutionStrategy": "hudi-cluster-size-based",
-    _P + "SparkSingleFileSortPlanStrategy": "hudi-cluster-single-file-sort",
-    _R + "SparkSingleFileSortExecutionStrategy": "hudi-cluster-single-file-sort",
-    _P + "SparkConsistentBucketClusteringPlanStrategy": "hudi-cluster-consistent-bucket",
-    _R + "SparkConsistentBucketClusteringExecutionStrategy": "hudi-cluster-consistent-bucket",
-    _U + "SparkRejectUpdateStrategy": "hudi-cluster-update-strategies",
-    _U + "SparkAllowUpdateStrategy": "hudi-cluster-update-strategies",
-    _U + "SparkConsistentBucketDuplicateUpdateStrategy": "hudi-cluster-update-strategies",
-    _R + "SingleSparkJobConsistentHashingExecutionStrategy": "hudi-cluster-consistent-bucket",
-}
-# our families' short names, for the same hint
-KNOWN_SHORT_NAMES = {
-    "size-based": "hudi-cluster-size-based", "sort-and-size": "hudi-cluster-size-based",
-    "single-file-sort": "hudi-cluster-single-file-sort", "commit-time": "hudi-cluster-commit-time",
-    "key-range": "hudi-cluster-key-range", "space-curve": "hudi-cluster-space-curve",
-    "consistent-bucket": "hudi-cluster-consistent-bucket", "reject": "hudi-cluster-update-strategies",
-    "allow": "hudi-cluster-update-strategies", "consistent-bucket-duplicate": "hudi-cluster-update-strategies",
+# Our distributions and the names they answer to (Hudi's Java classes, our short names), for a missing one's hint.
+_P, _R = "org.apache.hudi.client.clustering.plan.strategy.Spark", "org.apache.hudi.client.clustering.run.strategy."
+_U = "org.apache.hudi.client.clustering.update.strategy.Spark"
+KNOWN_DISTRIBUTIONS = {
+    "hudi-cluster-size-based": ("size-based", "sort-and-size", _P + "SizeBasedClusteringPlanStrategy",
+                                _R + "SparkSortAndSizeExecutionStrategy"),
+    "hudi-cluster-single-file-sort": ("single-file-sort", _P + "SingleFileSortPlanStrategy",
+                                      _R + "SparkSingleFileSortExecutionStrategy"),
+    "hudi-cluster-consistent-bucket": ("consistent-bucket", _P + "ConsistentBucketClusteringPlanStrategy",
+                                       _R + "SparkConsistentBucketClusteringExecutionStrategy",
+                                       _R + "SingleSparkJobConsistentHashingExecutionStrategy"),
+    "hudi-cluster-update-strategies": ("reject", "allow", "consistent-bucket-duplicate", _U + "RejectUpdateStrategy",
+                                       _U + "AllowUpdateStrategy", _U + "ConsistentBucketDuplicateUpdateStrategy"),
+    "hudi-cluster-commit-time": ("commit-time",), "hudi-cluster-key-range": ("key-range",),
+    "hudi-cluster-space-curve": ("space-curve",),
 }  # fmt: skip
+
+_manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+_manager.add_hookspecs(hookspecs)
+_CORE_DEFAULTS = CoreDefaults()
+_manager.register(_CORE_DEFAULTS, name="hudi-cluster-core-defaults")
+_registered: dict[int, Any] = {}  # every strategy a registry registered, by id (held, so an id is never reused)
+_strays: dict[int, Any] = {}  # the strategies call_hook registered itself, oldest first
+MAX_STRAYS = 8
+_lock = threading.Lock()
+_calling: contextvars.ContextVar[Any] = contextvars.ContextVar("hudi_cluster_calling")  # for the trace
 
 
 @dataclass(frozen=True)
@@ -68,142 +67,80 @@ class StrategyInfo:
     distribution: str
     version: str
     hooks: tuple[str, ...]
+    keys: tuple[dict[str, Any], ...] = ()  # its params model's keys: key, type, default, required, description
 
     def to_json(self) -> dict:
-        return {
-            "name": self.name, "kind": self.kind, "java_class_names": list(self.java_class_names),
-            "summary": self.summary, "hooks": list(self.hooks),
-        }  # fmt: skip
-
-
-def _entry_points() -> list[tuple[Any, Any]]:
-    """``(distribution, entry point)`` of every plugin; two distributions claiming one entry-point name is an
-    error (pluggy would load the first and skip the other silently)."""
-    from importlib.metadata import distributions
-
-    found: list[tuple[Any, Any]] = []
-    owners: dict[str, str] = {}
-    for dist in distributions():
-        for entry_point in dist.entry_points:
-            if entry_point.group != ENTRY_POINT_GROUP:
-                continue
-            name = dist.metadata["Name"]
-            other = owners.setdefault(entry_point.name, name)
-            if other != name:
-                raise PluginError(
-                    f"entry point '{entry_point.name}' in group {ENTRY_POINT_GROUP} is declared by both {other} and "
-                    f"{name}; rename one of them"
-                )
-            if all(e.name != entry_point.name for _, e in found):  # one distribution may be found twice on sys.path
-                found.append((dist, entry_point))
-    return sorted(found, key=lambda pair: pair[1].name)
+        return {k: v for k, v in asdict(self).items() if k not in ("distribution", "version")}
 
 
 def _one_line(text: object) -> str:
     return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
 
 
-def _new_manager() -> pluggy.PluginManager:
-    manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-    manager.add_hookspecs(hookspecs)
-    return manager
+def _load_entry_points() -> list[tuple[Any, str, str]]:
+    """``(module, distribution, version)`` of every installed plugin, loaded by pluggy (which would skip a second
+    distribution's entry point of the same name silently: an error here)."""
+    owners: dict[str, str] = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        owner = owners.setdefault(point.name, name := point.dist.metadata["Name"] if point.dist else "?")
+        if owner != name:
+            raise PluginError(f"entry point '{point.name}' in group {ENTRY_POINT_GROUP} is declared by both {owner} "
+                              f"and {name}; rename one of them")  # fmt: skip
+    try:
+        _manager.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+    except Exception as exc:  # pluggy loads them in this order and stops at the first that fails
+        failed = next((e for e in entry_points(group=ENTRY_POINT_GROUP) if not _manager.has_plugin(e.name)), None)
+        what = f"plugin {owners[failed.name]}: entry point {failed.name} = {failed.value}" if failed else "a plugin"
+        raise PluginError(f"{what} (hook hudi_cluster_strategies) fails to import: {type(exc).__name__}: "
+                          f"{_one_line(exc)}") from exc  # fmt: skip
+    return sorted(((plugin, dist.project_name, dist.version) for plugin, dist in _manager.list_plugin_distinfo()),
+                  key=lambda entry: entry[1])
 
 
-def _spec_arguments(hook: str) -> tuple[str, ...]:
-    return tuple(inspect.signature(getattr(hookspecs, hook)).parameters)
-
-
-def _check_hook_methods(strategy: Any, where: str) -> None:
-    """The mistakes pluggy would let pass silently or report over several lines: a hook method without
-    ``@hookimpl`` (never called), a marked method that is no hook (a misspelt name), arguments the spec lacks."""
-    kind_hooks = KIND_HOOKS[strategy.kind]
-    for attribute in dir(strategy):
-        method = getattr(strategy, attribute, None)
-        if not callable(method):
-            continue
-        marked = hasattr(method, _IMPL_MARK)
-        if attribute in kind_hooks and not marked:
-            raise PluginError(f"{where}: hook {attribute} is not marked @hookimpl, so it would never be called")
-        if not marked:
-            continue
-        if not hasattr(hookspecs, attribute) or attribute == "hudi_cluster_strategies":
-            close = difflib.get_close_matches(attribute, kind_hooks, n=1)
-            hint = f"did you mean '{close[0]}'?" if close else f"{strategy.kind} hooks: {', '.join(kind_hooks)}"
-            raise PluginError(f"{where}: '{attribute}' is marked @hookimpl but is no {strategy.kind} hook; {hint}")
-        given = tuple(inspect.signature(method).parameters)
-        unknown = [name for name in given if name not in _spec_arguments(attribute)]
-        if unknown:
-            raise PluginError(
-                f"{where}: hook {attribute}({', '.join(given)}) takes {', '.join(unknown)}, which the core does not "
-                f"pass; the hook's arguments are ({', '.join(_spec_arguments(attribute))})"
-            )
+def _strategies_of(plugin: Any, distribution: str) -> list[Any]:
+    where = f"plugin {distribution}: hook hudi_cluster_strategies"
+    implementation: Any = getattr(plugin, "hudi_cluster_strategies", None)
+    if not hasattr(implementation, IMPL_MARK):
+        raise PluginError(f"{where}: the module has no hudi_cluster_strategies() marked @hookimpl")
+    try:
+        return list(implementation() or [])
+    except Exception as exc:
+        raise PluginError(f"{where} failed: {type(exc).__name__}: {_one_line(exc)}") from exc
 
 
 class StrategyRegistry:
     """The installed strategies, by kind and by every name they answer to."""
 
     def __init__(self, extra_plugins: tuple[Any, ...] = (), load_entry_points: bool = True):
-        self._manager = _new_manager()
-        plugins: list[tuple[Any, str, str]] = []  # (module, distribution, version)
-        if load_entry_points:
-            for dist, entry_point in _entry_points():
-                name = dist.metadata["Name"]
-                try:
-                    plugins.append((entry_point.load(), name, dist.version))
-                except Exception as exc:  # any failure to import a plugin names the plugin, not a traceback
-                    raise PluginError(
-                        f"plugin {name}: entry point {entry_point.name} = {entry_point.value} (hook "
-                        f"hudi_cluster_strategies) fails to import: {type(exc).__name__}: {_one_line(exc)}"
-                    ) from exc
+        plugins = _load_entry_points() if load_entry_points else []
         plugins += [(plugin, getattr(plugin, "__name__", type(plugin).__name__), "") for plugin in extra_plugins]
         self._strategies: dict[tuple[str, str], tuple[Any, StrategyInfo]] = {}
         self._aliases: dict[tuple[str, str], str] = {}
-        for plugin, dist_name, version in plugins:
-            for strategy in self._strategies_of(plugin, dist_name):
-                self._add(strategy, dist_name, version)
-
-    def _strategies_of(self, plugin: Any, distribution: str) -> list[Any]:
-        where = f"plugin {distribution}: hook hudi_cluster_strategies"
-        try:
-            self._manager.register(plugin)
-        except ValueError:
-            return []  # the same module registered twice (an extra plugin that is also installed)
-        except pluggy.PluginValidationError as exc:
-            raise PluginError(f"{where}: {_one_line(exc)}") from None
-        implementation = getattr(plugin, "hudi_cluster_strategies", None)
-        if not callable(implementation) or not hasattr(implementation, _IMPL_MARK):
-            raise PluginError(f"{where}: the module has no hudi_cluster_strategies() marked @hookimpl")
-        try:
-            return list(implementation() or [])
-        except Exception as exc:
-            raise PluginError(f"{where} failed: {type(exc).__name__}: {_one_line(exc)}") from exc
+        for plugin, distribution, version in plugins:
+            for strategy in _strategies_of(plugin, distribution):
+                self._add(strategy, distribution, version)
 
     def _add(self, strategy: Any, distribution: str, version: str) -> None:
-        name, kind = getattr(strategy, "name", None), getattr(strategy, "kind", None)
-        if not name or kind not in KINDS:
-            raise PluginError(
-                f"plugin {distribution}: hook hudi_cluster_strategies: strategy {strategy!r} needs a 'name' and a "
-                f"'kind' in {', '.join(KINDS)}"
-            )
+        hooks = check_strategy(strategy, f"plugin {distribution}")
+        name, kind = strategy.name, strategy.kind
         where = f"plugin {distribution}: {kind} strategy '{name}'"
-        _check_hook_methods(strategy, where)
-        hooks = tuple(h for h in KIND_HOOKS[kind] if hasattr(getattr(strategy, h, None), _IMPL_MARK))
-        missing = [h for h in REQUIRED_HOOKS[kind] if h not in hooks]
-        if missing:
-            raise PluginError(f"{where} does not implement the required hook {', '.join(missing)}")
         if (kind, name) in self._strategies:
             other = self._strategies[(kind, name)][1].distribution
             raise PluginError(
                 f"{kind} strategy '{name}' is provided by both {other} and {distribution} (hook "
                 f"hudi_cluster_strategies); uninstall one of them or rename the strategy"
             )
-        try:
-            _single_manager(strategy)  # pluggy's own validation, now rather than mid-run
-        except pluggy.PluginValidationError as exc:
-            raise PluginError(f"{where}: {_one_line(exc)}") from None
+        if getattr(type(strategy), "__eq__") is not getattr(object, "__eq__"):  # pluggy tells plugins apart by ==
+            raise PluginError(f"{where}: defines __eq__; a strategy object is compared by identity (@dataclass(eq=False))")
+        if _registered.get(id(strategy)) is not strategy:
+            try:
+                _manager.register(strategy, name=f"{kind}:{name}#{id(strategy)}")  # pluggy's validation, now
+            except pluggy.PluginValidationError as exc:
+                raise PluginError(f"{where}: {_one_line(exc)}") from None
+            _registered[id(strategy)] = strategy
         info = StrategyInfo(
             name, kind, tuple(getattr(strategy, "java_class_names", ())), getattr(strategy, "summary", ""),
-            distribution, version, hooks,
+            distribution, version, hooks, describe_params(getattr(strategy, "params_model", None)),
         )  # fmt: skip
         self._strategies[(kind, name)] = (strategy, info)
         for alias in (name, *info.java_class_names):
@@ -227,7 +164,7 @@ class StrategyRegistry:
 
     def _unknown_message(self, kind: str, name: str, config_key: str | None) -> str:
         where = f"{config_key}={name}" if config_key else f"'{name}'"
-        distribution = KNOWN_JAVA_CLASSES.get(name) or KNOWN_SHORT_NAMES.get(name)
+        distribution = next((d for d, names in KNOWN_DISTRIBUTIONS.items() if name in names), None)
         if distribution:
             return (
                 f"{where}: no installed plugin provides this {kind} strategy; install the distribution "
@@ -241,44 +178,45 @@ class StrategyRegistry:
         return f"{where}: unknown {kind} strategy{hint} Installed {kind} strategies: {installed}"
 
 
-@lru_cache(maxsize=None)
-def _single_manager_by_id(key: int, strategy: Any) -> pluggy.PluginManager:
-    manager = _new_manager()
-    manager.register(strategy, name=f"{strategy.kind}:{strategy.name}")
-    return manager
-
-
-def _single_manager(strategy: Any) -> pluggy.PluginManager:
-    return _single_manager_by_id(id(strategy), strategy)
-
-
-def core_default(kind: str, hook: str) -> Callable[..., Any] | None:
-    """The core's implementation of an optional hook, used when a strategy does not implement it."""
-    if kind != "plan":
-        return None  # execution_splits_group's default answer is None (no), execution_before_commit does nothing
-    from .plan.defaults import PLAN_HOOK_DEFAULTS
-
-    return PLAN_HOOK_DEFAULTS.get(hook)
-
-
 def call_hook(strategy: Any, hook: str, **kwargs: Any) -> Any:
-    """Call ``hook`` on ``strategy``: its own implementation through pluggy (signature checked), else the core's
-    default for that hook (None if the hook has none). The one way the core calls a strategy."""
-    caller = getattr(_single_manager(strategy).hook, hook)
-    default = None if caller.get_hookimpls() else core_default(strategy.kind, hook)
-    if default is not None:
-        result = default(**kwargs)
-    else:
-        result = caller(**kwargs)
-    if os.environ.get(TRACE_ENV):
-        _trace(strategy, hook, kwargs, result, by_default=default is not None)
-    return result
+    """Call ``hook`` on ``strategy`` alone: its own implementation, else the core's default for that hook (None if
+    the hook has none). The one way the core calls a strategy. A strategy no registry holds (a copy unpickled in a
+    Spark task, one handed to the conformance kit) is registered on its first call, among the last few such."""
+    if _registered.get(id(strategy)) is not strategy:
+        with _lock:
+            if _strays.get(id(strategy)) is not strategy:
+                try:
+                    _manager.register(strategy, name=f"call#{id(strategy)}")
+                except pluggy.PluginValidationError as exc:
+                    raise PluginError(f"{getattr(strategy, 'kind', '?')} strategy '{getattr(strategy, 'name', '?')}'"
+                                      f": {_one_line(exc)}") from None  # fmt: skip
+                _strays[id(strategy)] = strategy
+                while len(_strays) > MAX_STRAYS:  # a reused Spark worker unpickles a copy per task: keep a few
+                    _manager.unregister(_strays.pop(next(iter(_strays))))
+    return _call(strategy, hook, kwargs)
 
 
-def _trace(strategy: Any, hook: str, kwargs: dict[str, Any], result: Any, *, by_default: bool) -> None:
+def _call(strategy: Any, hook: str, kwargs: dict[str, Any]) -> Any:
+    with _lock:
+        others = [p for p in _manager.get_plugins() if p is not strategy and p is not _CORE_DEFAULTS]
+        caller = _manager.subset_hook_caller(hook, remove_plugins=others)
+    token = _calling.set(strategy)
+    try:
+        return caller(**kwargs)
+    finally:
+        _calling.reset(token)
+
+
+def _trace(outcome: pluggy.Result[Any], hook: str, implementations: Sequence[pluggy.HookImpl],
+           kwargs: Mapping[str, Any]) -> None:
+    """pluggy's hook-call monitoring: one line per hook call on stderr."""
+    strategy = _calling.get(None)
+    if strategy is None or outcome.exception is not None:
+        return
     arguments = ", ".join(f"{name}={_brief(value)}" for name, value in kwargs.items())
-    source = " [core default]" if by_default else ""
-    sys.stderr.write(f"hudi-cluster hook {strategy.kind}:{strategy.name} {hook}({arguments}){source} -> {_brief(result)}\n")
+    source = "" if any(i.plugin is strategy for i in implementations) else " [core default]"
+    sys.stderr.write(f"hudi-cluster hook {strategy.kind}:{strategy.name} {hook}({arguments}){source} -> "
+                     f"{_brief(outcome.get_result())}\n")  # fmt: skip
 
 
 def _brief(value: Any) -> str:
@@ -296,6 +234,13 @@ def _brief(value: Any) -> str:
     return type(value).__name__
 
 
+if os.environ.get(TRACE_ENV):
+    _manager.add_hookcall_monitoring(lambda hook, implementations, kwargs: None, _trace)
+
+
 @lru_cache(maxsize=1)
 def default_registry() -> StrategyRegistry:
     return StrategyRegistry()
+
+
+add_key_source(default_registry)  # config asks through params for the keys of the installed plugins' params models

@@ -54,7 +54,7 @@ def table_summary(table: HudiTable, *, archived: bool = False) -> str:
     slices = view.latest_file_slices()
     config = table.config
     lines = [
-        f"table {config.name} ({config.table_type}, version {config.version}) at {table.base_path}",
+        f"table {config.name} ({config.table_type}, version {config.version}) at {table.storage.base_uri}",
         f"{len(slices)} file group(s), {sum(bool(s.log_files) for s in slices)} with log files, "
         f"{human_size(sum(s.total_size for s in slices))} in latest slices",
     ]

@@ -370,6 +370,35 @@ def test_missing_required_field_is_plan_error():
         encode_avro({**rollback, "startRollbackTime": "1", "timeTakenInMillis": 2**70}, "HoodieRollbackMetadata")
 
 
+def test_what_fastavro_would_let_through_is_a_plan_error_too():
+    """fastavro decides the primitive types; codec.validate adds what fastavro's validation does not check."""
+    from fastavro.validation import validate as fastavro_validate
+
+    cases = [  # (edit, message): each record fastavro accepts, and encode_avro refuses
+        (lambda r: r["clusteringPlan"]["strategy"].update(strategyParam={}), r"has unknown key 'strategyParam'"),
+        (lambda r: r["clusteringPlan"]["inputGroups"][0]["slices"][0].update(fileId="f\ud800"),
+         r"slices\[0\]\.fileId is 'f\\ud800' \(str\); accepted: null or string"),
+        (lambda r: r["clusteringPlan"]["inputGroups"][0].update(slices=b""), r"inputGroups\[0\]\.slices is b'' \(bytes\)"),
+        (lambda r: r["clusteringPlan"]["inputGroups"][0]["metrics"].update({"x\udc00": 1.0}), r"metrics is "),
+    ]  # fmt: skip
+    for edit, message in cases:
+        record = _plan()
+        edit(record)
+        assert fastavro_validate(record, schema("HoodieRequestedReplaceMetadata"), raise_errors=False)
+        with pytest.raises(PlanError, match=message):
+            encode_avro(record, "HoodieRequestedReplaceMetadata")
+
+
+def test_a_nullable_field_without_default_must_be_there_as_fastavro_strict_and_javas_builders_say():
+    from fastavro.validation import validate as fastavro_validate
+
+    record = _plan()
+    del record["clusteringPlan"]["inputGroups"][0]["slices"][0]["fileId"]  # ["null", string], no default
+    assert not fastavro_validate(record, schema("HoodieRequestedReplaceMetadata"), raise_errors=False, strict=True)
+    with pytest.raises(PlanError, match=r"slices\[0\]\.fileId is missing; accepted: null or string$"):
+        encode_avro(record, "HoodieRequestedReplaceMetadata")
+
+
 @pytest.mark.parametrize("layout", [1, 2])
 def test_bad_commit_metadata_is_plan_error_naming_field(layout):
     stat = _write_stat(fileId="f", numWrites="3")

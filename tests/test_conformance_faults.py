@@ -4,6 +4,7 @@ message naming the strategy, the hook and the broken invariant."""
 from __future__ import annotations
 
 import random
+import tempfile
 import time
 from dataclasses import replace
 
@@ -19,8 +20,9 @@ from hudi_cluster_size_based.execution import SortAndSizeExecutionStrategy, Sort
 from hudi_cluster_size_based.plan import SizeBasedPlanStrategy
 from hudi_cluster_update_strategies import RejectUpdateStrategy
 
-# A failing kit run (search + shrink) takes 1-17 s here on 2 cores; the bound only catches a blow-up (the issue
-# measured 299 s), loose enough not to make the test timing-flaky.
+# A failing kit run (search + shrink) takes 1-17 s of CPU here; the bound only catches a blow-up (the issue
+# measured 299 s), loose enough not to make the test timing-flaky. CPU time, not wall time: on a loaded machine
+# (a load of 12 on 2 cores) the same run took 4 minutes of wall time for 33 s of CPU.
 MAX_SECONDS = 60
 
 
@@ -34,6 +36,7 @@ class Packing:
     java_class_names = ()
     params_model = None
     summary = "fault"
+    kit_silence = ("lone-slice-at-target",)  # like Hudi's packing, it may rewrite a lone big file; not the fault here
 
     @hookimpl
     def plan_group_slices(self, context, slices):
@@ -160,17 +163,17 @@ PLAN_FAULTS = [
 
 
 def assert_caught(run, strategy, hook: str, invariant: str) -> str:
-    started = time.monotonic()
+    started = time.process_time()
     with pytest.raises(KitFailure) as caught:
         run(strategy)
-    elapsed = time.monotonic() - started
+    elapsed = time.process_time() - started
     message = str(caught.value)
     assert message.startswith(f"{strategy.kind} strategy '{strategy.name}', hook {hook}: "), message
     assert invariant in message, message
     assert caught.value.hook == hook and invariant in caught.value.invariant
     assert len(message) < 700 and message.count("\n") == 0, message  # short: the offending groups only
     assert not getattr(caught.value, "__notes__", None), "hypothesis' example dump leaked into the failure"
-    assert elapsed < MAX_SECONDS, f"kit took {elapsed:.1f}s to fail {strategy.name}"
+    assert elapsed < MAX_SECONDS, f"kit took {elapsed:.1f}s of CPU to fail {strategy.name}"
     return message
 
 
@@ -180,9 +183,9 @@ def test_plan_kit_catches(fault, hook, invariant):
 
 
 def test_plan_kit_passes_the_real_strategy_within_bounds():
-    started = time.monotonic()
+    started = time.process_time()
     run_plan_kit(SizeBasedPlanStrategy())
-    assert time.monotonic() - started < MAX_SECONDS
+    assert time.process_time() - started < MAX_SECONDS
 
 
 def test_a_strategy_with_only_plan_group_slices_gets_the_core_defaults():
@@ -297,7 +300,7 @@ EXECUTION_FAULTS = [
     (RewritesCommitTime, {}, "_hoodie_commit_time kept"),
     (WritesUnsorted, {"sorts": "required"}, "declared sort holds"),
     (LinearForCurves, {"sorts": "required", "layouts": ("z-order", "hilbert")}, "declared sort holds"),
-    (OneFileForAll, {}, "output near the target size"),
+    (OneFileForAll, {}, "output file count follows the plan's numOutputFileGroups"),
     (SortsOnlyWithinFiles, {"sorts": "required", "layouts": ("linear",)}, "declared sort holds"),
 ]
 
@@ -308,9 +311,9 @@ def test_execution_kit_catches(fault, options, invariant):
 
 
 def test_execution_kit_passes_sort_and_size():
-    started = time.monotonic()
+    started = time.process_time()
     run_execution_kit(SortAndSizeExecutionStrategy())
-    assert time.monotonic() - started < MAX_SECONDS
+    assert time.process_time() - started < MAX_SECONDS
 
 
 # ------------------------------------------------------------------------------------------ update faults
@@ -353,10 +356,28 @@ class WritesAFile(UpdateFault):
         return UpdateDecision("allow", frozenset(g for g in context.incoming_file_groups if g in context.pending_clustering))
 
 
+_PYARROW_SINK = tempfile.mkdtemp(prefix="kit-pyarrow-sink-")  # made here: a mkdir in the hook is audited
+
+
+class WritesThroughPyarrow(UpdateFault):
+    """Writes through pyarrow's file system only: native code, which Python's audit events never see."""
+
+    name = "writes-through-pyarrow"
+
+    @hookimpl
+    def update_decide(self, context):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({"decided": [1]}), f"{_PYARROW_SINK}/decision.parquet")
+        return UpdateDecision("allow", frozenset(g for g in context.incoming_file_groups if g in context.pending_clustering))
+
+
 UPDATE_FAULTS = [
     (RejectsNamingNothing, "reject", "a rejection names the file groups"),
     (AllowThatRejects, "allow", "allow policy"),
     (WritesAFile, "allow", "pure (writes nothing)"),
+    (WritesThroughPyarrow, "allow", "pure (writes nothing)"),
 ]
 
 

@@ -1,5 +1,8 @@
 """CONTRIBUTING.md works as written: every ```sh block runs, in order, against a temp copy of the template.
 
+The blocks write the guide's plan strategy and its worked execution strategy, install them, run them on Spark
+and run their tests (the conformance kit included), so the code in the guide is the code that is tested.
+
 The blocks run from a temp "checkout" holding ``contrib/template`` and ``scripts/new-strategy`` (they write next
 to it, in ``..``), with ``.venv/bin/`` pointing at a throwaway venv (tests/support/throwaway_venv.py) that has the
 core and the size-based family installed editable: the guide installs and uninstalls its plugin there, so the
@@ -14,6 +17,8 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+
+import pyarrow.parquet as pq
 
 from tests.support.throwaway_venv import Venv, make_venv
 
@@ -30,15 +35,19 @@ def sh_blocks() -> list[str]:
 
 def run_block(block: str, cwd: Path, venv: Venv) -> subprocess.CompletedProcess:
     script = RELATIVE_VENV.sub(f"{venv.bin}/", block)
-    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    # the guide's commands run the throwaway venv's python, on Spark executors too: a PYSPARK_PYTHON this test
+    # process inherited or set (an earlier test's Spark session) would run them in the project venv, which lacks
+    # the guide's plugin
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
     env.update(PATH=f"{venv.bin}:{env.get('PATH', '')}", PIP_NO_INPUT="1")
     return subprocess.run(["bash", "-euxo", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=600)  # fmt: skip
 
 
-def installed_strategies(venv: Venv) -> set[tuple[str, str]]:
+def installed_strategies(venv: Venv, kind: str = "plan") -> set[tuple[str, str]]:
     listing = subprocess.run([venv.bin / "hudi-cluster", "plugins", "--json"], capture_output=True, text=True, check=True)
-    return {(dist["distribution"], s["name"]) for dist in json.loads(listing.stdout) for s in dist["strategies"]}
+    return {(dist["distribution"], s["name"]) for dist in json.loads(listing.stdout) for s in dist["strategies"]
+            if s.get("kind", kind) == kind}  # fmt: skip
 
 
 def failure(index: int, block: str, result: subprocess.CompletedProcess) -> str:
@@ -49,6 +58,7 @@ def failure(index: int, block: str, result: subprocess.CompletedProcess) -> str:
 def test_the_guide_covers_every_step():
     commands = "\n".join(sh_blocks())
     for step in ("scripts/new-strategy my-strategy", "def plan_group_slices", ".venv/bin/pip install ../hudi-cluster-my-strategy",
+                 "def execute_group", "hoodie.clustering.execution.strategy.class=my-strategy", "run_execution_kit",
                  "plugins --json", "--hoodie-conf hoodie.clustering.plan.strategy.class=my-strategy",
                  "hoodie.clustering.plan.strategy.class=hudi_cluster_my_strategy.MyStrategyPlanStrategy", "--props",
                  "check_plan_strategy", ".venv/bin/pytest", "HudiTable(", ".read()", "pip wheel --no-deps",
@@ -77,11 +87,16 @@ def test_every_command_in_the_guide_runs(tmp_path: Path):
         result = run_block(block, checkout, venv)
         assert result.returncode == 0, failure(index, block, result)
     assert (DISTRIBUTION, STRATEGY) in installed_strategies(venv)
+    assert (DISTRIBUTION, STRATEGY) in installed_strategies(venv, "execution")
     assert list((tmp_path / "my-strategy-dist").glob("hudi_cluster_my_strategy-*.whl"))
     layout = subprocess.run([venv.bin / "hudi-cluster", "show", "--json", tmp_path / "my-strategy-demo" / "orders"],
                             capture_output=True, text=True, check=True)  # fmt: skip
     table = json.loads(layout.stdout)  # the guide's run clustered each partition's two files into one
     assert table["completed_clustering"] and sorted(s["partition"] for s in table["file_slices"]) == ["eu", "us"]
+    orders = tmp_path / "my-strategy-demo" / "orders"
+    for file_slice in table["file_slices"]:  # written by the guide's execution strategy, sorted by amount
+        amounts = pq.read_table(orders / file_slice["partition"] / file_slice["base_file"]).column("amount").to_pylist()
+        assert len(amounts) == 4 and amounts == sorted(amounts), file_slice
 
     result = run_block(blocks[-1], checkout, venv)
     assert result.returncode == 0, failure(len(blocks), blocks[-1], result)

@@ -14,14 +14,17 @@ from pathlib import Path
 import pytest
 
 PACKAGE = "hudi_cluster_core"
-ROOT = Path(__file__).resolve().parents[1] / PACKAGE
+REPO = Path(__file__).resolve().parents[1]
+ROOT = REPO / PACKAGE
 
 # A module may import modules of its own rank or below, never above.
 FOUNDATION, TABLE, WRITE, PLAN, RUN, COMMIT, DRIVER, ENTRY = range(8)
 RANKS = {
     "errors": FOUNDATION, "failpoints": FOUNDATION, "interrupts": FOUNDATION, "javaprops": FOUNDATION,
     "config": FOUNDATION, "hookspecs": FOUNDATION, "avro": FOUNDATION, "io": FOUNDATION, "layout": FOUNDATION,
-    "plugins": PLAN,  # discovery and the one way hooks are called; a missing plan hook falls back to plan.defaults
+    "clock": FOUNDATION,
+    "plugins": PLAN,  # discovery and the one way hooks are called; the core defaults (plan.defaults) are a plugin
+    "protocols": PLAN,  # the strategy interfaces, whose optional hooks are the plan defaults
     "table": TABLE,
     "write": WRITE,  # base files, markers, the append writer: rows out, no plans
     "mdt": WRITE,  # the metadata table's HFile, log blocks, records and deltacommit: table-level writes, no plans
@@ -35,13 +38,11 @@ RANKS = {
     "api": ENTRY, "cli": ENTRY, "demo": ENTRY, "show": ENTRY, "testing": ENTRY, "sdk": ENTRY, "service": ENTRY, "ingest": ENTRY,
     "": ENTRY,
 }  # fmt: skip
-# The only upward imports, each for a stated reason.
-EXCEPTIONS = {
-    ("config.load", "plugins"): "a key no catalogue knows may be declared by a plugin's params model: config asks the "
-                           "registry once, lazily",
-}
+# The only upward imports, each for a stated reason (none left: config learns the plugins' keys through
+# config.strategy_params, where plugins.py adds its loader).
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 # The hook contract names the objects hooks receive, from every layer, for type checkers only.
-TYPE_ONLY_SEAMS = ("hookspecs",)
+TYPE_ONLY_SEAMS = ("hookspecs", "protocols")
 # Within table/: the modules the view is built on import neither the view nor the HudiTable facade.
 BELOW_VIEW = ("table.naming", "table.timeline", "table.properties", "table.archive", "table.ownership",
               "table.metadata_table", "table.markers", "table.lock_provider", "table.storage_lock", "table.listing",
@@ -203,3 +204,32 @@ def test_parameters_flow_by_name():
     calls = [(name, node.lineno) for name, path in MODULES.items() for node in ast.walk(ast.parse(path.read_text()))
              if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "locals"]  # fmt: skip
     assert not calls
+
+
+# Issue 21: the SDK is the only door. A bundled plugin's package imports nothing of the core but
+# ``hudi_cluster_core.sdk`` (its tests may reach further).
+PLUGIN_PACKAGES = sorted(init.parent for d in ("plugins", "contrib")
+                         for init in (REPO / d).glob("*/hudi_cluster_*/__init__.py"))
+
+
+def core_imports(path: Path) -> list[str]:
+    """``hudi_cluster_core...`` modules a plugin's file imports (from inside functions too)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split(".")[0] == PACKAGE]
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == PACKAGE:
+            found += [node.module] if node.module != PACKAGE else [f"{PACKAGE}.{a.name}" for a in node.names]
+    return found
+
+
+def test_the_plugin_import_check_reads_imports():
+    assert len(PLUGIN_PACKAGES) >= 8
+    assert core_imports(ROOT / "sdk.py") == [] and "hudi_cluster_core.sdk" in core_imports(PLUGIN_PACKAGES[0] / "__init__.py")
+
+
+@pytest.mark.parametrize("package", PLUGIN_PACKAGES, ids=lambda p: p.parent.name)
+def test_bundled_plugins_import_only_the_sdk(package):
+    beyond = sorted({f"{path.relative_to(REPO)}: {module}" for path in package.rglob("*.py")
+                     for module in core_imports(path) if module != f"{PACKAGE}.sdk"})  # fmt: skip
+    assert beyond == [], "plugins import the core through hudi_cluster_core.sdk only; extend the SDK instead:\n" + "\n".join(beyond)

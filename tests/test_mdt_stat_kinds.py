@@ -249,7 +249,7 @@ TXNS_OLD_FILE = ("eu", "edc44bf5-7467-412e-9395-4b5646ee26c4-0_0-27-64_202604031
 def _pending_commit(base: Path, done: str):
     """The completed commit ``done`` of a fixture made pending again, as CommitFiles for our builders."""
     from hudi_cluster_core.io.storage import Storage
-    from hudi_cluster_core.mdt.partitions import CommitFiles
+    from hudi_cluster_core.mdt.commit_files import CommitFiles
 
     completed = base / ".hoodie/timeline" / done
     meta = next(iter(fastavro.reader(io.BytesIO(completed.read_bytes()))))

@@ -474,7 +474,7 @@ def test_builders_reproduce_hudis_stats_records_byte_for_byte_on_the_fixtures(ta
     (valueCount counts them)."""
     from hudi_cluster_core.io.storage import Storage
     from hudi_cluster_core.mdt import column_stats, records
-    from hudi_cluster_core.mdt.partitions import CommitFiles
+    from hudi_cluster_core.mdt.commit_files import CommitFiles
 
     base = Path(table_copy(name))
     instant = done.split("_")[0]

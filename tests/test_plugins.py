@@ -39,6 +39,26 @@ def test_plugins_text_shows_aliases(capsys):
     assert "hudi-cluster-size-based" in out and f"alias: {SIZE_PLAN}" in out
 
 
+WINDOW_KEY = "hoodie.clustering.plan.strategy.commit.time.window.commits"
+
+
+def test_plugins_list_each_strategys_keys_with_type_default_and_description(capsys):
+    assert main(["plugins", "--json"]) == 0
+    listed = {(d["distribution"], s["kind"], s["name"]): s for d in json.loads(capsys.readouterr().out) for s in d["strategies"]}
+    assert listed[("hudi-cluster-commit-time", "plan", "commit-time")]["keys"] == [{
+        "key": WINDOW_KEY, "type": "long", "required": False, "default": 10,
+        "description": "At most this many distinct commits' files in one group.",
+    }]  # fmt: skip
+    curve = {k["key"]: k for k in listed[("hudi-cluster-space-curve", "execution", "space-curve")]["keys"]}
+    assert curve["hoodie.layout.optimize.strategy"]["type"] == "enum: LINEAR, ZORDER, HILBERT"
+    assert curve["hoodie.clustering.plan.strategy.sort.columns"]["required"]
+    assert listed[("hudi-cluster-size-based", "plan", "size-based")]["keys"] == []  # no params model
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert f"key: {WINDOW_KEY} (long, default 10): At most this many distinct commits' files in one group." in out
+    assert "key: hoodie.clustering.plan.strategy.consistent.bucket.rewrite.unchanged (bool, default true)" in out
+
+
 @pytest.mark.parametrize("name", ["size-based", SIZE_PLAN, f"  {SIZE_PLAN} "])
 def test_resolve_by_short_or_java_name(name):
     strategy = default_registry().resolve("plan", name)
@@ -268,3 +288,105 @@ def test_trace_shows_a_group_task_in_one_short_line():
 
     task = type("GroupTask", (), {"group": NS(partition="us", slices=(1, 2, 3), num_output_file_groups=2)})()
     assert _brief(task) == "GroupTask(partition='us', slices=3, output files=2)"
+
+
+# ------------------------------------------------------------------- one plugin manager, core defaults trylast
+
+
+def test_the_core_defaults_are_one_plugin_with_every_hook_trylast():
+    from hudi_cluster_core import plugins
+
+    defaults = plugins._manager.get_plugin("hudi-cluster-core-defaults")
+    implementations = [i for hook in ("plan_select_slices", "plan_finalize_groups", "plan_execution_strategy")
+                       for i in getattr(plugins._manager.hook, hook).get_hookimpls() if i.plugin is defaults]  # fmt: skip
+    assert len(implementations) == 3 and all(i.trylast for i in implementations)
+    registry = default_registry()
+    names = {plugins._manager.get_name(p) for p, _ in plugins._manager.list_plugin_distinfo()}
+    assert {"size-based", "commit-time"} <= names  # pluggy's own loader, one manager for every distribution
+    assert all(plugins._manager.is_registered(registry.resolve(i.kind, i.name)) for i in registry.infos())
+
+
+def test_a_hook_runs_on_the_configured_strategy_alone():
+    class Other(_Plan):
+        name = "other-plan"
+
+        @hookimpl
+        def plan_select_slices(self, context, slices):
+            raise AssertionError("another strategy's hook ran")
+
+    registry = StrategyRegistry(extra_plugins=(_plugin(_Plan(), Other(), _OnlyGroups()),), load_entry_points=False)
+    assert call_hook(registry.resolve("plan", "demo-plan"), "plan_select_slices", context=None, slices=[1]) == [1]
+    context = _context(**{"hoodie.clustering.plan.strategy.small.file.limit": 100})
+    assert call_hook(registry.resolve("plan", "only-groups"), "plan_select_slices", context=context,
+                     slices=[_slice("small", 10), _slice("big", 100)]) == [_slice("small", 10)]  # fmt: skip
+
+
+def test_a_hook_answering_none_hands_the_call_to_the_core_default():
+    class Declines(_OnlyGroups):
+        name = "declines"
+
+        @hookimpl
+        def plan_finalize_groups(self, context, groups):
+            return None
+
+    strategy = StrategyRegistry(extra_plugins=(_plugin(Declines()),), load_entry_points=False).resolve("plan", "declines")
+    context = _context(**{"hoodie.clustering.plan.strategy.max.num.groups": 1})
+    assert call_hook(strategy, "plan_finalize_groups", context=context, groups=["a", "b"]) == ["a"]
+
+
+def test_a_strategy_no_registry_holds_is_registered_and_only_the_last_few_stay():
+    from hudi_cluster_core import plugins
+
+    before = len(plugins._manager.get_plugins()) - len(plugins._strays)
+    for n in range(3 * plugins.MAX_STRAYS):  # as a reused Spark worker unpickles a copy of the strategy per task
+        assert call_hook(_Plan(), "plan_select_slices", context=None, slices=[n]) == [n]
+    assert len(plugins._manager.get_plugins()) == before + plugins.MAX_STRAYS
+
+
+def test_a_strategy_with_eq_is_refused():
+    from dataclasses import dataclass
+
+    @dataclass
+    class ByValue(_OnlyGroups):
+        name: str = "by-value"
+
+    with pytest.raises(PluginError, match="plan strategy 'by-value': defines __eq__"):
+        StrategyRegistry(extra_plugins=(_plugin(ByValue()),), load_entry_points=False)
+
+
+# ------------------------------------------------------------------------------------- the protocols
+
+
+def test_a_strategy_subclassing_its_protocol_gets_the_defaults_it_leaves_out():
+    from hudi_cluster_core.sdk import PlanStrategy
+
+    class Typed(PlanStrategy):
+        name = "typed"
+
+        @hookimpl
+        def plan_group_slices(self, context, slices):
+            return [PlannedGroup((s,), 1) for s in slices]
+
+        @hookimpl
+        def plan_finalize_groups(self, context, groups):
+            return super().plan_finalize_groups(context, list(reversed(groups)))  # the default, as Python's super()
+
+    registry = StrategyRegistry(extra_plugins=(_plugin(Typed()),), load_entry_points=False)
+    strategy = registry.resolve("plan", "typed")
+    assert strategy.kind == "plan" and registry.info(strategy).hooks == ("plan_group_slices", "plan_finalize_groups")
+    context = _context(**{"hoodie.clustering.plan.strategy.small.file.limit": 100,
+                          "hoodie.clustering.plan.strategy.max.num.groups": 1})  # fmt: skip
+    eligible = call_hook(strategy, "plan_select_slices", context=context, slices=[_slice("a", 10), _slice("b", 100)])
+    assert [s.file_id for s in eligible] == ["a"]  # the core default (inherited, unmarked: pluggy never calls it)
+    groups = call_hook(strategy, "plan_group_slices", context=context, slices=[_slice("a", 10), _slice("c", 10)])
+    assert [g.slices[0].file_id for g in call_hook(strategy, "plan_finalize_groups", context=context, groups=groups)] == ["c"]
+
+
+def test_a_protocol_subclass_without_its_required_hook_is_refused():
+    from hudi_cluster_core.sdk import ExecutionStrategy
+
+    class NoExecute(ExecutionStrategy):
+        name = "no-execute"
+
+    with pytest.raises(PluginError, match="execution strategy 'no-execute' does not implement the required hook execute_group"):
+        StrategyRegistry(extra_plugins=(_plugin(NoExecute()),), load_entry_points=False)

@@ -100,6 +100,8 @@ def test_cli_clusters_a_metadata_table_table_on_s3a_after_a_crash(s3, hudi_table
     shown = _cli("show", uri, "--json", *_conf_flags(s3.options()))
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert instant in shown.stdout
+    text = _cli("show", uri, *_conf_flags(s3.options()))
+    assert text.returncode == 0 and f" at {uri}" in text.stdout, text.stdout[-2000:]  # the URI as given, scheme kept
 
 
 def test_api_clusters_a_mor_table_on_s3_from_the_aws_environment(s3, hudi_tables, spark, monkeypatch):

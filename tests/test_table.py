@@ -120,6 +120,14 @@ def test_new_instant_time_when_the_clock_is_behind(tmp_path):
     assert load_table(table_dir).timeline.new_instant_time() == "30000101000000000"
 
 
+def test_a_missing_path_is_said_to_not_exist(tmp_path, capsys):
+    missing = tmp_path / "no" / "such" / "table"
+    assert main(["show", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert f"{missing} does not exist" in err and "not a Hudi table" not in err and "Traceback" not in err
+    assert not missing.parent.exists()
+
+
 def test_not_a_hudi_table(tmp_path, capsys):
     assert main(["show", str(tmp_path)]) == 2
     err = capsys.readouterr().err

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import fastavro
+import fastavro.validation
 
 from ..errors import PlanError, TableError
 
@@ -143,18 +144,26 @@ def _wrong_type(path: str, value, typ) -> _Mismatch:
 def validate(record: Mapping, schema_name: str) -> None:
     """Raise PlanError naming the first field of ``record`` that does not fit ``schema_name``.
 
-    Stricter than fastavro in two ways that catch bugs: unknown keys are errors (fastavro drops them),
-    and bools are not accepted as numbers.
+    Whether a value fits a primitive (or logical, enum, fixed) type is fastavro's answer
+    (``fastavro.validation.validate``: ints within range, no bool for a number, ...). Records, arrays, maps and
+    unions are walked here rather than handed to fastavro whole, for what fastavro does not do:
+
+    * the error names the field by its path (``clusteringPlan.inputGroups[0].numOutputFileGroups``): fastavro's
+      names the record type and field only, not which array item or map key, and for a union lists every
+      branch's failure;
+    * unknown keys are errors: fastavro ignores them, so a misspelt optional field would be written as null;
+    * strings and map keys must encode as UTF-8: fastavro accepts a lone surrogate, and its writer then fails
+      part-way with a ``UnicodeEncodeError`` that names no field;
+    * an array is a list or tuple (fastavro takes any non-``str`` sequence, bytes included).
+
+    A field without a default must be present, nullable or not (fastavro's ``strict=True``; Java's Avro
+    builders require it too).
     """
     try:
         _check(record, _raw(schema_name), "", {})
     except _Mismatch as bad:
         where = f"field {bad.path}" if bad.path else "record"
         raise PlanError(f"{schema_name}: {where} {bad.message}") from None
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _is_text(value) -> bool:
@@ -165,18 +174,6 @@ def _is_text(value) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-_PRIMITIVES = {
-    "null": lambda v: v is None,
-    "boolean": lambda v: isinstance(v, bool),
-    "int": lambda v: _is_int(v) and -(2**31) <= v < 2**31,
-    "long": lambda v: _is_int(v) and -(2**63) <= v < 2**63,
-    "float": lambda v: _is_int(v) or isinstance(v, float),
-    "double": lambda v: _is_int(v) or isinstance(v, float),
-    "string": _is_text,
-    "bytes": lambda v: isinstance(v, (bytes, bytearray)),
-}
 
 
 def _describe(typ) -> str:
@@ -217,15 +214,12 @@ def _check(value, typ, path: str, names: dict) -> None:
             except _Mismatch:
                 continue
         raise _wrong_type(path, value, typ)
-    if isinstance(typ, str):
-        if typ in names:
-            return _check(value, names[typ], path, names)
-        if not _PRIMITIVES[typ](value):
-            raise _wrong_type(path, value, typ)
-        return
-    kind = typ["type"]
-    if kind == "record":
+    if isinstance(typ, str) and typ in names:
+        return _check(value, names[typ], path, names)
+    kind = typ["type"] if isinstance(typ, dict) else typ
+    if isinstance(typ, dict) and "name" in typ:  # a named type (record, enum, fixed) defined here
         names[typ["name"]] = typ
+    if kind == "record":
         if not isinstance(value, Mapping):
             raise _wrong_type(path, value, typ)
         known = [f["name"] for f in typ["fields"]]
@@ -237,7 +231,7 @@ def _check(value, typ, path: str, names: dict) -> None:
             where = f"{path}.{name}" if path else name
             if name in value:
                 _check(value[name], field["type"], where, names)
-            elif "default" not in field and not (isinstance(field["type"], list) and "null" in field["type"]):
+            elif "default" not in field:
                 raise _Mismatch(where, f"is missing; accepted: {_describe(field['type'])}")
     elif kind == "array":
         if not isinstance(value, (list, tuple)):
@@ -249,5 +243,10 @@ def _check(value, typ, path: str, names: dict) -> None:
             raise _wrong_type(path, value, typ)
         for key, item in value.items():
             _check(item, typ["values"], f"{path}[{key!r}]", names)
-    else:
-        _check(value, kind, path, names)
+    elif not _fits(value, typ) or (kind == "string" and not _is_text(value)):
+        raise _wrong_type(path, value, typ)
+
+
+def _fits(value, typ) -> bool:
+    """fastavro's answer for one value of a type that holds no fields (no record, array, map or union)."""
+    return bool(fastavro.validation.validate(value, typ, raise_errors=False))

@@ -28,7 +28,7 @@ from . import catalogue
 from .catalogue import BY_ALIAS, BY_FIELD, BY_KEY, MODEL_OF, REMOVED_KEYS, in_namespace, join_problems
 from .clustering_config import ClusteringConfig, TaskSettings, WriterSettings, consistent_hashing, strategy_defaults
 from .properties_file import Entry, global_defaults, read_props
-from .strategy_params import PLUGIN_KEYS
+from .strategy_params import PLUGIN_KEYS, plugin_declares
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,10 @@ def load_config(
     hoodie_conf: typing.Iterable[str] = (),
     overrides: Mapping[str, Any] | None = None,
 ) -> ClusteringConfig:
-    """Merge defaults file < props file < ``--hoodie-conf`` < overrides and validate; raise one ConfigError."""
+    """Merge defaults file < props file < ``--hoodie-conf`` < overrides and validate; raise one ConfigError.
+
+    A strategy's own keys are known once its plugin is imported, or, for every installed plugin, once
+    ``hudi_cluster_core.plugins`` is (it adds the installed plugins as a source of keys)."""
     problems: list[str] = []
     entries: list[Entry] = []  # lowest precedence first
     hoodie_conf = [hoodie_conf] if isinstance(hoodie_conf, str) else hoodie_conf
@@ -131,15 +134,7 @@ def _unknown_key(key: str, source: str) -> str:
 
 
 def _plugin_declares(key: str) -> bool:
-    if key in PLUGIN_KEYS:
-        return True
-    try:  # a strategy's params model may declare its own hoodie.clustering.plan.strategy.* keys
-        from ..plugins import default_registry
-
-        default_registry()
-    except Exception:  # noqa: BLE001 - a broken plugin is reported when the registry is built for the run
-        pass
-    return key in PLUGIN_KEYS
+    return plugin_declares(key)  # a strategy's params model may declare its own hoodie.clustering.plan.strategy.* keys
 
 
 def _to_text(value: Any) -> str:

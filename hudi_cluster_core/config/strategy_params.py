@@ -10,7 +10,7 @@ import difflib
 import types
 import typing
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Callable
 
 import pydantic
 from pydantic import BaseModel, ConfigDict
@@ -19,6 +19,24 @@ from ..errors import ConfigError
 from .catalogue import Key, Kind, join_problems
 
 PLUGIN_KEYS: dict[str, str] = {}  # Hudi key -> StrategyParams subclass declaring it
+_KEY_SOURCES: list[Callable[[], object]] = []
+
+
+def add_key_source(load: Callable[[], object]) -> None:
+    """``load`` imports modules that may declare keys: ``hudi_cluster_core.plugins`` adds its loader of the
+    installed plugins when it is imported (config cannot import it: plugins are built on config), as every entry
+    point (the CLI, ``api``, ``ingest``) does before it loads a job's configuration."""
+    _KEY_SOURCES.append(load)
+
+
+def plugin_declares(key: str) -> bool:
+    """Whether a strategy's params model declares ``key``, once the key sources have loaded what they know."""
+    for load in _KEY_SOURCES if key not in PLUGIN_KEYS else ():
+        try:
+            load()
+        except Exception:  # noqa: BLE001 - a broken plugin is reported when the registry is built for the run
+            pass
+    return key in PLUGIN_KEYS
 
 
 def strategy_params(strategy: Any, raw: Mapping[str, Any]) -> "StrategyParams | None":
@@ -128,3 +146,26 @@ def _accepted(err: Mapping[str, Any], model: type[BaseModel], key: str) -> str:
     if info is not None and info.description:
         return info.description
     return _accepted_for(info.annotation) if info is not None else "see the strategy's documentation"
+
+
+def describe_params(model: type[BaseModel] | None) -> tuple[dict[str, Any], ...]:
+    """Each key a params model declares: ``key``, ``type`` (bool, long, double, str or ``enum: A, B``), ``default``
+    (None when there is none), ``required`` and ``description``; for ``hudi-cluster plugins``."""
+    if model is None:
+        return ()
+    def shown(default: Any) -> Any:  # JSON as it is, anything else as text
+        return default if isinstance(default, (str, int, float, bool, type(None))) else str(default)
+
+    return tuple(
+        {"key": info.alias or name, "type": _type_name(info.annotation), "required": info.is_required(),
+         "default": None if info.is_required() else shown(info.get_default(call_default_factory=True)),
+         "description": info.description or ""}
+        for name, info in model.model_fields.items()
+    )  # fmt: skip
+
+
+def _type_name(annotation: Any) -> str:
+    base = _base_type(annotation)
+    if typing.get_origin(base) is typing.Literal:
+        return "enum: " + ", ".join(str(v) for v in typing.get_args(base))
+    return {bool: "bool", int: "long", float: "double", str: "str"}.get(base, str(base))

@@ -12,16 +12,13 @@ in Hudi, which logs and skips it. Replaced files keep their records until a clea
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING
 
 from ..io.bloom import BLOOM_FILTER_FOOTER_KEY as FOOTER_KEY
 from ..io.bloom import BLOOM_FILTER_TYPE_CODE_FOOTER_KEY as TYPE_CODE_KEY
 from . import index_keys
 from .column_stats import footer_of
+from .commit_files import CommitFiles
 from .records import MetadataRecord, RecordType
-
-if TYPE_CHECKING:  # partitions imports this module for its builder
-    from .partitions import CommitFiles
 
 BLOOM_FILTERS_PARTITION = "bloom_filters"
 DEFAULT_TYPE_CODE = "DYNAMIC_V0"

@@ -44,7 +44,7 @@ import logging
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow.parquet as pq
 
@@ -55,13 +55,11 @@ from ..table.naming import parse_log_file
 from ..table.schema import table_schema
 from . import index_keys
 from .column_ranges import V1, ColumnRange, UnusableStats, ValueType, from_avro, has_values, merge, merge_all
+from .commit_files import CommitFiles
 from .footers import footer_ranges
 from .partition_reader import read_partition
 from .records import MetadataRecord, RecordType
 from .value_types import convert, table_type
-
-if TYPE_CHECKING:  # partitions imports this module for its builders
-    from .partitions import CommitFiles
 
 log = logging.getLogger(__name__)
 

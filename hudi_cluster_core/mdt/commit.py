@@ -22,7 +22,8 @@ from ..table.metadata_table import (
     FILES_PARTITION, drop_metadata_partitions, drop_metadata_table, has_metadata_table, metadata_partitions,
 )  # fmt: skip
 from . import deltacommit as mdt_deltacommit
-from .partitions import BUILDERS, REQUIRES, CommitFiles, maintained, why_not_maintained
+from .commit_files import CommitFiles
+from .partitions import BUILDERS, REQUIRES, maintained, why_not_maintained
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +39,21 @@ def _why_not_kept(table: HudiTable) -> str | None:
         mdt_deltacommit.metadata_timeline(storage)
         mdt_deltacommit.file_group_ids(storage, FILES_PARTITION)
     except Exception as exc:  # noqa: BLE001 - any MDT we can't read is one we must not write into
+        if _storage_failure(exc):
+            raise
         return f"it can't be read here ({exc})"
     return None
+
+
+def _storage_failure(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is (or was raised from) a failed storage request: a timeout or a refused request says
+    nothing about the metadata table, so the commit fails (and is retried) and nothing is dropped. A missing or
+    malformed metadata table is another matter: that one is dropped."""
+    while exc is not None:
+        if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _partition_maintainable(table: HudiTable, partition: str) -> bool:
@@ -52,6 +66,8 @@ def _partition_maintainable(table: HudiTable, partition: str) -> bool:
     try:
         mdt_deltacommit.file_group_ids(table.storage, partition)
     except Exception as exc:  # noqa: BLE001 - a partition we can't route into is one we must not write
+        if _storage_failure(exc):
+            raise
         log.warning("metadata-table partition %s can't be written here (%s)", partition, exc)
         return False
     return True

@@ -6,8 +6,9 @@ stay an Arrow binary array and the values are a short list of distinct encoded v
 row: every key of one new base file has the same record-index value (the value does not hold the key,
 docs/format.md#hfile-entries), so a clustering encodes one value per new file.
 
-Routing (docs/format.md#mdt-key-routing) computes Java's ``String.hashCode`` for all rows at once with numpy; rows that
-are not pure ASCII (UTF-16 code units differ from bytes) go through the scalar ``log_block.java_string_hash``.
+Routing (docs/format.md#mdt-key-routing) computes Java's ``String.hashCode`` for all rows at once with numpy;
+rows that are not pure ASCII (UTF-16 code units differ from bytes) go through the scalar
+:func:`java_string_hash`, which ``log_block`` routes single records with.
 """
 
 from __future__ import annotations
@@ -113,14 +114,21 @@ def _offsets_and_data(rows: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return offsets, data
 
 
+def java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode``: ``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 code units, as a signed int32."""
+    units = text.encode("utf-16-be")
+    value = 0
+    for i in range(0, len(units), 2):
+        value = (31 * value + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
 def java_string_hashes(rows: pa.Array) -> np.ndarray:
     """Java ``String.hashCode`` of every row (UTF-8 bytes of a Java string) as int64 holding the signed int32.
 
     Horner's rule over byte positions, the rows sorted by length (longest first) so position ``p`` updates a
     prefix of them; uint32 arithmetic wraps like Java's int. Valid for ASCII rows (a UTF-16 code unit per byte);
     the others are redone one by one."""
-    from .log_block import java_string_hash  # scalar fallback; log_block imports this module at load time
-
     rows = rows.cast(pa.binary())
     if rows.null_count:
         raise ValueError("an MDT key is null")

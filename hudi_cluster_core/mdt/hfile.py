@@ -338,20 +338,21 @@ def read_trailer(data: bytes) -> Trailer:
     size, at = _read_varint(tail, 8)
     values = dict(_proto_fields(_take(tail, at, size, "trailer")))
 
-    def field_of(n: int, kind: type, default: int | bytes) -> int | bytes:
-        value = values.get(n, default)
-        if not isinstance(value, kind):
-            raise HFileError(f"trailer field {n} is not {kind.__name__}")
+    def number(n: int) -> int:
+        value = values.get(n, 0)
+        if not isinstance(value, int):
+            raise HFileError(f"trailer field {n} is not a number")
         return value
 
-    numbers = [field_of(n, int, 0) for n in (1, 2, 3, 5, 6, 7, 8, 9, 10)]
-    comparator = field_of(11, bytes, b"")
+    comparator = values.get(11, b"")
+    if not isinstance(comparator, bytes):
+        raise HFileError("trailer field 11 (comparator) is not text")
     try:
-        codec = Compression(field_of(12, int, 0))
-        name = comparator.decode()  # type: ignore[union-attr]
+        codec, name = Compression(number(12)), comparator.decode()
     except (ValueError, UnicodeDecodeError) as error:
         raise HFileError(f"trailer: {error}") from None
-    return Trailer(*numbers, name, codec)  # type: ignore[arg-type]
+    return Trailer(number(1), number(2), number(3), number(5), number(6), number(7), number(8), number(9),
+                   number(10), name, codec)  # fmt: skip
 
 
 def read_hfile(data: bytes) -> HFile:

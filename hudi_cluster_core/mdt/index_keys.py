@@ -14,7 +14,7 @@ The partition id hashes the partition path, ``.`` for the non-partitioned table.
 * ``partition_stats``: column id + partition id;
 * ``bloom_filters``: partition id + file id.
 
-XXH64 is written out here (it is short) rather than taken from a package the project does not otherwise need.
+XXH64 is the ``xxhash`` package's (the C reference implementation).
 """
 
 from __future__ import annotations
@@ -23,68 +23,17 @@ import base64
 import hashlib
 import struct
 
+import xxhash
+
 from .records import partition_identifier
 
-_MASK = (1 << 64) - 1
-_P1 = 0x9E3779B185EBCA87
-_P2 = 0xC2B2AE3D27D4EB4F
-_P3 = 0x165667B19E3779F9
-_P4 = 0x85EBCA77C2B2AE63
-_P5 = 0x27D4EB2F165667C5
 # Hudi's HASH_SEED is the int 0xdabadaba, widened to a long for the 64-bit hash
 HUDI_SEED = 0xFFFFFFFFDABADABA
 
 
-def _rotl(value: int, bits: int) -> int:
-    return ((value << bits) | (value >> (64 - bits))) & _MASK
-
-
-def _round(acc: int, lane: int) -> int:
-    acc = (acc + lane * _P2) & _MASK
-    return (_rotl(acc, 31) * _P1) & _MASK
-
-
-def _merge(acc: int, value: int) -> int:
-    acc ^= _round(0, value)
-    return (acc * _P1 + _P4) & _MASK
-
-
 def xxh64(data: bytes, seed: int = HUDI_SEED) -> int:
-    """XXH64 of ``data`` as an unsigned 64-bit int (the reference algorithm)."""
-    seed &= _MASK
-    length = len(data)
-    at = 0
-    if length >= 32:
-        v1, v2, v3, v4 = (seed + _P1 + _P2) & _MASK, (seed + _P2) & _MASK, seed, (seed - _P1) & _MASK
-        while at + 32 <= length:
-            a, b, c, d = struct.unpack_from("<4Q", data, at)
-            v1, v2, v3, v4 = _round(v1, a), _round(v2, b), _round(v3, c), _round(v4, d)
-            at += 32
-        acc = (_rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)) & _MASK
-        for lane in (v1, v2, v3, v4):
-            acc = _merge(acc, lane)
-    else:
-        acc = (seed + _P5) & _MASK
-    acc = (acc + length) & _MASK
-    while at + 8 <= length:
-        (lane,) = struct.unpack_from("<Q", data, at)
-        acc ^= _round(0, lane)
-        acc = (_rotl(acc, 27) * _P1 + _P4) & _MASK
-        at += 8
-    if at + 4 <= length:
-        (word,) = struct.unpack_from("<I", data, at)
-        acc ^= (word * _P1) & _MASK
-        acc = (_rotl(acc, 23) * _P2 + _P3) & _MASK
-        at += 4
-    while at < length:
-        acc ^= (data[at] * _P5) & _MASK
-        acc = (_rotl(acc, 11) * _P1) & _MASK
-        at += 1
-    acc ^= acc >> 33
-    acc = (acc * _P2) & _MASK
-    acc ^= acc >> 29
-    acc = (acc * _P3) & _MASK
-    return acc ^ (acc >> 32)
+    """XXH64 of ``data`` as an unsigned 64-bit int."""
+    return xxhash.xxh64_intdigest(data, seed=seed)
 
 
 def _b64(raw: bytes) -> str:

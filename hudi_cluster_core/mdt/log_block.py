@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from ..io.log_format import MAGIC, LogFormatError, read_log_blocks
-from .encoded import EncodedRecords, route_encoded
+from .encoded import EncodedRecords, java_string_hash, route_encoded
 from .hfile import Compression, write_hfile
 from .records import MetadataRecord, block_schema_json, hfile_entries
 
@@ -108,15 +108,6 @@ def _known(entries: Mapping[int, str]) -> dict[HeaderKey, str]:
 
 def log_file_name(file_id: str, instant_time: str, write_token: str, version: int = 1) -> str:
     return f".{file_id}_{instant_time}.log.{version}_{write_token}"
-
-
-def java_string_hash(text: str) -> int:
-    """Java's ``String.hashCode``: ``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 code units, as a signed int32."""
-    units = text.encode("utf-16-be")
-    value = 0
-    for i in range(0, len(units), 2):
-        value = (31 * value + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
-    return value - (1 << 32) if value >= 1 << 31 else value
 
 
 def file_group_index(key: str, file_group_count: int) -> int:

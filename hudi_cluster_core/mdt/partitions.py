@@ -12,37 +12,14 @@ replace. They read what else they need (footers of the new files, the MDT's curr
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
-
-import pyarrow as pa
 
 from ..io.storage import Storage
+from . import bloom_filters, column_stats
+from .commit_files import CommitFiles
 from .encoded import EncodedRecords
 from .record_index import RECORD_INDEX_PARTITION, record_index_records
 from .record_index import unsupported as record_index_unsupported
 from .records import FILES_PARTITION, MetadataRecord, files_from_write_stats, files_records, files_records_from_write_stats
-
-
-@dataclass(frozen=True)
-class CommitFiles:
-    """What one clustering commit changes in the data table.
-
-    ``write_stats``: data partition path -> the ``HoodieWriteStat`` dicts of the new base files (``path`` is
-    relative to the table's base path). ``replaced``: data partition path -> the file ids the commit replaces.
-    ``table_config``: the data table's ``hoodie.properties``. ``new_keys``: for a writer's commit, write-stat
-    ``path`` -> the record keys of that file that are new to their file group (inserts); an updated key keeps
-    its record-index location, as in Hudi's upsert. None (a clustering, an append): every key of every new file
-    moved or is new. ``deleted``: data partition path -> names of files a rollback deleted (``files`` only)."""
-
-    storage: Storage
-    instant_time: str
-    write_stats: Mapping[str, Sequence[Mapping[str, Any]]]
-    replaced: Mapping[str, Sequence[str]] = field(default_factory=dict)
-    table_config: Mapping[str, str] = field(default_factory=dict)
-    new_keys: Mapping[str, pa.Array] | None = None
-    deleted: Mapping[str, Sequence[str]] = field(default_factory=dict)  # partition -> file names a rollback deleted
-
 
 # A builder returns records, or, for a partition with a record per data-table key, records already encoded.
 Builder = Callable[[CommitFiles], "Sequence[MetadataRecord] | EncodedRecords"]
@@ -53,8 +30,6 @@ def _files(commit: CommitFiles) -> list[MetadataRecord]:
         return files_records(files_from_write_stats(commit.write_stats), commit.deleted)
     return files_records_from_write_stats(commit.write_stats)
 
-
-from . import bloom_filters, column_stats  # noqa: E402 - their builders take CommitFiles, defined above
 
 # MDT partition name (as ``hoodie.table.metadata.partitions`` spells it) -> its builder. Order is write order.
 BUILDERS: dict[str, Builder] = {

@@ -39,18 +39,16 @@ import json
 import re
 import uuid
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..io.storage import Storage
+from .commit_files import CommitFiles
 from .encoded import EncodedRecords
 from .records import MetadataRecord, RecordType, encode_value
-
-if TYPE_CHECKING:
-    from ..io.storage import Storage
-    from .partitions import CommitFiles  # partitions registers this module's builder
 
 log = logging.getLogger(__name__)
 RECORD_INDEX_PARTITION = "record_index"

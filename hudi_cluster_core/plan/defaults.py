@@ -1,14 +1,16 @@
 """The core's default plan hooks: what a plan strategy gets for every optional hook it does not implement.
 
 They are Apache Hudi's own behaviour (``PartitionAwareClusteringPlanStrategy``): Hudi's eligibility, the first
-``max.num.groups`` groups, and the configured execution strategy with the sort columns passed on. They are also
-public building blocks: an override can do its own part and hand the rest to the default, e.g. order the groups,
-then ``return finalize_groups(context, ordered)``.
+``max.num.groups`` groups, and the configured execution strategy with the sort columns passed on. They reach the
+strategies as a plugin, :class:`CoreDefaults`, registered with every hook ``trylast`` (pytest's and datasette's
+way with their own defaults): pluggy calls one only when the strategy does not implement the hook (or its hook
+returns None). They are also public building blocks: an override can do its own part and hand the rest to the
+default, e.g. order the groups, then ``return finalize_groups(context, ordered)``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -16,6 +18,7 @@ from ..config import ClusteringConfig, catalogue
 from ..config.sort_columns import parse_sort_columns
 from ..config.strategy_params import StrategyParams
 from ..errors import PlanError
+from ..hookspecs import hookimpl
 from .eligibility import select_eligible_slices
 
 if TYPE_CHECKING:
@@ -59,8 +62,19 @@ def execution_strategy(context: PlanContext) -> tuple[str, dict[str, str]]:
     return context.config.execution_strategy_class, sort_columns_params(context.config)
 
 
-PLAN_HOOK_DEFAULTS: Mapping[str, Callable[..., Any]] = {
-    "plan_select_slices": select_slices,
-    "plan_finalize_groups": finalize_groups,
-    "plan_execution_strategy": execution_strategy,
-}
+class CoreDefaults:
+    """The defaults above as a plugin: registered once, every hook ``trylast``, so a strategy's own hook runs first
+    and firstresult stops there. (A class, not this module: a plugin module that imports ``finalize_groups``
+    would otherwise carry the marked hook along.)"""
+
+    @hookimpl(trylast=True)
+    def plan_select_slices(self, context: PlanContext, slices: list[FileSlice]) -> list[FileSlice]:
+        return select_slices(context, slices)
+
+    @hookimpl(trylast=True)
+    def plan_finalize_groups(self, context: PlanContext, groups: list[PlannedGroup]) -> list[PlannedGroup]:
+        return finalize_groups(context, groups)
+
+    @hookimpl(trylast=True)
+    def plan_execution_strategy(self, context: PlanContext) -> tuple[str, dict[str, str]]:
+        return execution_strategy(context)

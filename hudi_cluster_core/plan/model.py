@@ -50,7 +50,7 @@ class PlanContext:
     column stats stay testable without files.
     """
 
-    table: HudiTable | None  # None in the conformance kit
+    table: HudiTable | None  # a real small table in the conformance kit's generated cases; None in a hand-made one
     config: ClusteringConfig
     params: StrategyParams | None  # the strategy's validated params model instance
     instant_time: str

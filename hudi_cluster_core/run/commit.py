@@ -39,11 +39,12 @@ from ..plugins import call_hook
 from ..write.base_file import TEMP_DIR, marked_files
 from ..table import HudiTable, State
 from ..mdt.commit import completion_after, keep_metadata_table
-from ..mdt.partitions import CommitFiles
+from ..mdt.commit_files import CommitFiles
 from ..table.ownership import Heartbeat, timeline_lock
 from ..table.schema import schema_metadata
 from ..plan.avro_plan import StoredPlan
 from .conflicts import find_conflicts
+from .rollback import pending_rollback_of
 
 log = logging.getLogger(__name__)
 
@@ -65,12 +66,19 @@ def commit_clustering(
 
 def _check_still_ours(table: HudiTable, instant_time: str, stats: list[dict], heartbeat: Heartbeat | None) -> None:
     instant = table.timeline.get(instant_time)
-    if instant is not None and instant.state is State.INFLIGHT and (heartbeat is None or heartbeat.still_owned()):
+    # a rollback that began is never overtaken by a commit: a run that was frozen past its heartbeat's expiry,
+    # while another run claimed the instant, began its rollback, failed and let go, writes its heartbeat again
+    # when it thaws and would read as the owner; the rollback plan on the timeline says otherwise
+    rolling_back = pending_rollback_of(table, instant_time)
+    if (instant is not None and instant.state is State.INFLIGHT and rolling_back is None
+            and (heartbeat is None or heartbeat.still_owned())):  # fmt: skip
         return
     if instant is not None and instant.is_completed:
         why = f"it was completed by another run ({instant.file_name})"
     elif instant is None:
         why = "its instant was rolled back by another run"
+    elif rolling_back is not None:
+        why = f"another run began rolling it back ({rolling_back.file_name}) after this run's heartbeat expired"
     else:
         why = "another run took it over after this run's heartbeat expired"
     for stat in stats:  # ours carry T: once T is complete they would read as duplicates

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Protocol, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -38,7 +38,8 @@ from ..errors import RewriteMismatch, RunFailed
 from ..io.row_hash import U64, fmix, name_seed, value_codes
 
 if TYPE_CHECKING:
-    from .task import GroupTask
+    from ..io.storage import Storage
+    from ..plan.avro_plan import PlanGroup
 
 KEY = "_hoodie_record_key"
 ALWAYS_SKIPPED = ("_hoodie_file_name",)
@@ -52,6 +53,25 @@ _VALUE, _ROW = U64(0xD6E8FEB86659FD93), U64(0xA0761D6478BD642F)
 MASK = (1 << 64) - 1
 
 Select = Callable[[pa.Table], np.ndarray]  # which rows of a group batch a task writes (a split group's key ranges)
+T = TypeVar("T", bound="Checked")
+
+
+class Checked(Protocol):
+    """What the check uses of the task it checks, a :class:`~hudi_cluster_core.run.task.GroupTask` (which holds
+    its digest, so this module does not import it)."""
+
+    @property
+    def settings(self) -> Mapping[str, str]: ...
+    @property
+    def preserve_hoodie_metadata(self) -> bool: ...
+    @property
+    def group(self) -> PlanGroup: ...
+    @property
+    def storage(self) -> Storage: ...
+    @property
+    def digest(self) -> GroupDigest | None: ...
+    def with_digest(self: T, digest: GroupDigest) -> T: ...
+    def input_batches(self) -> Iterator[pa.Table]: ...  # the task's input again: the group's rows, its schema
 
 
 def level(settings: Mapping[str, str]) -> str:
@@ -66,15 +86,15 @@ def enabled(settings: Mapping[str, str]) -> bool:
     return level(settings) != "false"
 
 
-def armed(task: GroupTask) -> GroupTask:
+def armed(task: T) -> T:
     """``task`` with a fresh :class:`GroupDigest` (inside its Spark task), unless the check is switched off."""
     if not enabled(task.settings):
         return task
     skipped = ALWAYS_SKIPPED + (() if task.preserve_hoodie_metadata else RESTAMPED)
-    return replace(task, digest=GroupDigest(task.group.index, frozenset(skipped), level(task.settings) == "full"))
+    return task.with_digest(GroupDigest(task.group.index, frozenset(skipped), level(task.settings) == "full"))
 
 
-def check(task: GroupTask, stats: list[dict]) -> None:
+def check(task: Checked, stats: list[dict]) -> None:
     """Raise :class:`RewriteMismatch` unless the task wrote exactly what it read (no-op when not armed)."""
     if task.digest is not None:
         task.digest.check(task, stats)
@@ -218,12 +238,12 @@ class GroupDigest:
         with self._lock:
             total.merge(part)
 
-    def check(self, task: GroupTask, stats: list[dict]) -> None:
+    def check(self, task: Checked, stats: list[dict]) -> None:
         problem = self._files_problem(task, stats) or self._problem(task, stats) or self._landed_problem(task, stats)
         if problem:
             raise RewriteMismatch(f"group {self.group_index}: {problem}")
 
-    def _files_problem(self, task: GroupTask, stats: list[dict]) -> str | None:
+    def _files_problem(self, task: Checked, stats: list[dict]) -> str | None:
         """The files as they landed: each footer holds the rows its write stat says, and they add up."""
         storage = task.storage
         for stat in stats:
@@ -235,7 +255,7 @@ class GroupDigest:
             return f"the write stats count {written} rows, {self.output.rows} were written"
         return None
 
-    def _landed_problem(self, task: GroupTask, stats: list[dict]) -> str | None:
+    def _landed_problem(self, task: Checked, stats: list[dict]) -> str | None:
         """With ``full``: the written files read back hold what was handed to the writer."""
         if not self.read_back:
             return None
@@ -246,7 +266,7 @@ class GroupDigest:
             return None
         return "the written files read back differ from the rows handed to the writer: " + self._diagnosis(task, stats)
 
-    def _problem(self, task: GroupTask, stats: list[dict]) -> str | None:
+    def _problem(self, task: Checked, stats: list[dict]) -> str | None:
         read, written = self.input, self.output
         if written.rows and not self.input_seen:
             return (f"{written.rows} rows written, none read through GroupTask.read_slices/read_arrow or noted with "
@@ -255,7 +275,7 @@ class GroupDigest:
             return None
         return self._diagnosis(task, stats)
 
-    def _diagnosis(self, task: GroupTask, stats: list[dict]) -> str:
+    def _diagnosis(self, task: Checked, stats: list[dict]) -> str:
         """What differs, from a second read of the input and of the written files, digested per column."""
         read, written = ColumnDigests(), ColumnDigests()
         for batch in _input_again(task, self.select):
@@ -288,7 +308,7 @@ def _naming(key: Any, kind: str | None, how: Mapping[str, str]) -> str:
     return f"e.g. key {key!r}" + (f" {how[kind]}" if kind in how else "")
 
 
-def _example(task: GroupTask, select: Select | None, column: str, stats: list[dict]) -> tuple[str | None, Any]:
+def _example(task: Checked, select: Select | None, column: str, stats: list[dict]) -> tuple[str | None, Any]:
     """``(kind, key)`` of a row whose ``column`` differs: ``changed``, ``lost`` (fewer rows of the key written
     than read), ``more`` (more written) or ``new`` (a key never read); ``keyless`` when the differing rows have
     no record key, ``(None, None)`` when no row can be named."""
@@ -311,15 +331,13 @@ def _example(task: GroupTask, select: Select | None, column: str, stats: list[di
     return ("keyless", None) if keyless else (None, None)
 
 
-def _input_again(task: GroupTask, select: Select | None) -> Iterator[pa.Table]:
+def _input_again(task: Checked, select: Select | None) -> Iterator[pa.Table]:
     """The task's input rows, read again: the group's slices in its schema, its own key ranges only."""
-    from .outofcore import group_schema, slice_batches
-
-    for _, batch in slice_batches(task, group_schema(task)):
+    for batch in task.input_batches():
         yield batch.filter(pa.array(select(batch))) if select is not None else batch
 
 
-def _written(task: GroupTask, stats: list[dict], column: str | None) -> Iterator[pa.Table]:
+def _written(task: Checked, stats: list[dict], column: str | None) -> Iterator[pa.Table]:
     """The written files read back (``column`` and the key column only, when given)."""
     storage = task.storage
     for stat in stats:

@@ -28,7 +28,7 @@ import math
 import os
 import tempfile
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -42,9 +42,13 @@ from .spill import RANGE_FILL, RANGE_SHARE, SAMPLE_ROWS_PER_RANGE, ColumnsKey, R
 from .spill import write_ordered
 
 if TYPE_CHECKING:
-    from ..plan.avro_plan import InputSlice
+    import numpy as np
+
+    from ..io.storage import Storage
+    from ..plan.avro_plan import InputSlice, PlanGroup
+    from ..table.schema import ReadSchema
     from ..write.rolling import RollingWriter
-    from .task import GroupTask
+    from .digest import Select
 
 # Below this many bytes (in memory) per task a split costs more (every task reads the whole group) than it saves:
 # the default of hudi.cluster.task.split.min.bytes.
@@ -54,6 +58,32 @@ LOG_INFLATION = 4
 READ_BATCH_ROWS = 65536
 PROBE_ROWS = 8192  # rows read to learn the Arrow bytes of a row
 MAX_SAMPLE_ROWS = 200_000
+
+
+class Task(Protocol):
+    """What this module uses of a :class:`~hudi_cluster_core.run.task.GroupTask`, whose ``write_sorted`` lands
+    here (so this module does not import it)."""
+
+    @property
+    def base_uri(self) -> str: ...
+    @property
+    def group(self) -> PlanGroup: ...
+    @property
+    def storage(self) -> Storage: ...
+    @property
+    def memory_budget(self) -> int: ...
+    @property
+    def spill_dir(self) -> str | None: ...
+    @property
+    def unit(self) -> int: ...
+    @property
+    def units(self) -> int: ...
+    @property
+    def read_schema(self) -> ReadSchema | None: ...
+    def slice_reader(self) -> Any: ...  # run.task's reader of input slices
+    def rolling_writer(self, bytes_per_row_hint: float | None = None, *, file_id: str | None = None) -> RollingWriter: ...
+    def note_input(self, rows: pa.Table, mine: np.ndarray | None = None, select: Select | None = None) -> None: ...
+    def read_arrow(self, slices: Any = None, *, _whole_group: bool = False) -> pa.Table: ...
 
 
 def memory_budget(settings: Mapping[str, str], pyspark_memory: str | None = None) -> int:
@@ -88,7 +118,7 @@ class GroupSize:
     log_memory_bytes: int = 0  # the part of memory_bytes estimated from log file sizes
 
 
-def measure_group(task: GroupTask) -> GroupSize:
+def measure_group(task: Task) -> GroupSize:
     """Rows and in-memory size from the base files' footers (uncompressed sizes); log files by their size."""
     storage = task.storage
     rows = memory = data = logs = 0
@@ -114,7 +144,7 @@ def units_for_group(size: GroupSize, *, idle_cores: int, read_parallelism: int, 
     return int(max(1, min(idle_cores, by_size, read_parallelism)))
 
 
-def write_sorted(task: GroupTask, columns: list[str], layout: str, key: SortKey | None = None) -> list[dict]:
+def write_sorted(task: Task, columns: list[str], layout: str, key: SortKey | None = None) -> list[dict]:
     """Write the task's rows (all of the group, or its unit's key ranges) sorted, files rolled at the target.
 
     ``key``: the row order (default: ``columns`` in ``layout``); it must depend on each row alone."""
@@ -128,7 +158,7 @@ def write_sorted(task: GroupTask, columns: list[str], layout: str, key: SortKey 
         raise
 
 
-def _write_sorted(task: GroupTask, size: GroupSize, columns: list[str], layout: str, key: SortKey | None,
+def _write_sorted(task: Task, size: GroupSize, columns: list[str], layout: str, key: SortKey | None,
                   writer: RollingWriter) -> None:  # fmt: skip
     allowance = range_allowance(task)
     per_unit = _arrow_bytes(task, size) / max(1, task.units)
@@ -159,7 +189,7 @@ def _write_sorted(task: GroupTask, size: GroupSize, columns: list[str], layout: 
             pa.default_memory_pool().release_unused()  # give the freed range back before the next one
 
 
-def _arrow_bytes(task: GroupTask, size: GroupSize) -> float:
+def _arrow_bytes(task: Task, size: GroupSize) -> float:
     """The group's rows in Arrow: rows times the Arrow bytes per row of the first base file's first batch (a
     footer's uncompressed sizes miss what dictionary pages save: a repeated string costs its full length per row
     in Arrow), plus the log files' estimate."""
@@ -172,22 +202,22 @@ def _arrow_bytes(task: GroupTask, size: GroupSize) -> float:
     return size.rows * batch.nbytes / batch.num_rows + size.log_memory_bytes
 
 
-def range_allowance(task: GroupTask) -> int:
+def range_allowance(task: Task) -> int:
     """Bytes of rows (in Arrow) one key range may hold in memory while it is sorted: a share of the budget."""
     return max(1, task.memory_budget // RANGE_SHARE)
 
 
-def spill_directory(task: GroupTask) -> tempfile.TemporaryDirectory:
+def spill_directory(task: Task) -> tempfile.TemporaryDirectory:
     """A fresh directory for the task's spill files, deleted with everything in it when the task is done."""
     return tempfile.TemporaryDirectory(prefix="hudi-cluster-spill-", dir=_spill_root(task))
 
 
-def group_schema(task: GroupTask) -> pa.Schema:
+def group_schema(task: Task) -> pa.Schema:
     """The one schema of every batch of :func:`slice_batches` (base files' schemas and the table's, unified)."""
     return _target_schema(task, measure_group(task))
 
 
-def _spill_root(task: GroupTask) -> str | None:
+def _spill_root(task: Task) -> str | None:
     """``hudi.cluster.task.spill.dir``, else the executor's Spark local directory (Spark hands it to Python
     workers as ``SPARK_LOCAL_DIRS`` and deletes it when the executor stops), else the system's temp dir."""
     if task.spill_dir:
@@ -196,7 +226,7 @@ def _spill_root(task: GroupTask) -> str | None:
     return local[0] if local else None
 
 
-def _target_schema(task: GroupTask, size: GroupSize) -> pa.Schema:
+def _target_schema(task: Task, size: GroupSize) -> pa.Schema:
     """One schema for every batch (spill files and output files need one): the table's latest schema; for a table
     that records none, the base files' schemas unified, and hudi-rs's when log files may add columns."""
     if task.read_schema is not None:
@@ -224,11 +254,11 @@ def _conform(batch: pa.Table, schema: pa.Schema, where: str) -> pa.Table:
     return widened.select(schema.names).cast(schema)
 
 
-def _group_batches(task: GroupTask, schema: pa.Schema) -> Iterator[pa.Table]:
+def _group_batches(task: Task, schema: pa.Schema) -> Iterator[pa.Table]:
     return (batch for _, batch in slice_batches(task, schema))
 
 
-def slice_batches(task: GroupTask, schema: pa.Schema) -> Iterator[tuple[InputSlice, pa.Table]]:
+def slice_batches(task: Task, schema: pa.Schema) -> Iterator[tuple[InputSlice, pa.Table]]:
     """``(slice, rows)`` for the group's rows, slice by slice in batches of the group's schema (meta columns
     included), never a whole slice: a MOR slice is merged by hudi-rs's streaming reader (its log records in
     memory, the base file streamed); small batches are joined up to ``READ_BATCH_ROWS`` rows."""
@@ -247,7 +277,7 @@ def slice_batches(task: GroupTask, schema: pa.Schema) -> Iterator[tuple[InputSli
             yield input_slice, _conform(pa.concat_tables(pending), schema, where)
 
 
-def _sample_boundaries(task: GroupTask, key: SortKey, ranges: int, size: GroupSize,
+def _sample_boundaries(task: Task, key: SortKey, ranges: int, size: GroupSize,
                        schema: pa.Schema) -> tuple[SortKey, pa.Table]:  # fmt: skip
     """The key fitted to the group (when it asks for a sample of ``key.sample_size`` rows) and the boundaries
     of ``ranges`` key ranges, both from evenly spaced rows of the base files' key columns (every slice's rows,
@@ -258,7 +288,7 @@ def _sample_boundaries(task: GroupTask, key: SortKey, ranges: int, size: GroupSi
     return key, choose_boundaries(key.keys(sample), ranges)
 
 
-def _sample(task: GroupTask, columns: list[str], wanted: int, size: GroupSize, schema: pa.Schema) -> pa.Table:
+def _sample(task: Task, columns: list[str], wanted: int, size: GroupSize, schema: pa.Schema) -> pa.Table:
     if size.rows:
         fields = pa.schema([schema.field(c) for c in columns])
         return sample_rows(_base_key_batches(task, columns, fields), size.rows, wanted, columns)
@@ -269,7 +299,7 @@ def _sample(task: GroupTask, columns: list[str], wanted: int, size: GroupSize, s
     return sample_rows(_group_batches(task, schema), total, wanted, columns)
 
 
-def _base_key_batches(task: GroupTask, columns: list[str], fields: pa.Schema) -> Iterator[pa.Table]:
+def _base_key_batches(task: Task, columns: list[str], fields: pa.Schema) -> Iterator[pa.Table]:
     reader = task.slice_reader()
     for input_slice in task.group.slices:
         if input_slice.base_file:

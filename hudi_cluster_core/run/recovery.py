@@ -82,14 +82,23 @@ def remove_leftovers(table: HudiTable, ownership: Ownership) -> None:
     """Marker folders and heartbeats of completed instants are left only by a kill between the commit and its
     clean-up; a dead heartbeat of an instant no longer on the timeline, by a kill inside a rollback's end."""
     storage = table.storage
-    on_timeline = {i.time: i for i in table.timeline.instants}
+    # Under the timeline lock, heartbeats first, then the timeline: a writer begins its instant under the lock,
+    # heartbeat first, then the instant's files, so no instant is half begun here and one whose heartbeat is
+    # listed is on the timeline read after it. (Without the lock, a writer slowed or a clock jumping between its
+    # heartbeat and its files would have its heartbeat taken for a leftover; a table loaded before the heartbeat
+    # would too: its instant would look gone.)
+    with timeline_lock(storage, ownership.wait_ms):
+        heartbeats = storage.list(storage.join(HEARTBEAT_DIR))
+        table = table.reload()
+        on_timeline = {i.time: i for i in table.timeline.instants}
+        for entry in heartbeats:
+            instant = on_timeline.get(entry.name)
+            gone = instant is None and not ownership.is_live(table, entry.name)
+            if gone or (instant is not None and instant.is_completed):
+                storage.delete_file(entry.path)
     for entry in storage.list(storage.join(TEMP_DIR)):
         if entry.is_dir and entry.name in on_timeline and on_timeline[entry.name].is_completed:
             storage.delete_dir(entry.path)
-    for entry in storage.list(storage.join(HEARTBEAT_DIR)):
-        instant = on_timeline.get(entry.name)
-        if (instant is not None and instant.is_completed) or (instant is None and not ownership.is_live(table, entry.name)):
-            storage.delete_file(entry.path)
 
 
 def recover(table: HudiTable, ownership: Ownership, *, keep_plans: bool) -> list[str]:

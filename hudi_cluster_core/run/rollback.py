@@ -32,7 +32,7 @@ from ..write.base_file import TEMP_DIR, marked_files
 from ..write.instant import WRITE_ACTIONS
 from ..table import HudiTable, Instant, State
 from ..mdt.commit import completion_after, write_metadata_deltacommit
-from ..mdt.partitions import CommitFiles
+from ..mdt.commit_files import CommitFiles
 from ..mdt.records import FILES_PARTITION
 from ..table import markers as table_markers
 from ..table.metadata_table import metadata_partitions

@@ -26,6 +26,8 @@ from ..table.naming import parse_base_file, parse_log_file
 from ..table.schema import ReadSchema, RenameTree
 from ..write.base_file import META_COLUMNS, TEMP_DIR, ParquetOptions, WriteContext, write_base_file
 from ..write.rolling import RollingWriter
+from . import outofcore
+from .virtual_keys import record_key_sort
 
 if TYPE_CHECKING:
     import numpy as np
@@ -74,6 +76,9 @@ class GroupTask:
     def with_write_token(self, token: str) -> "GroupTask":
         return replace(self, write_token=token)
 
+    def with_digest(self, digest: GroupDigest) -> "GroupTask":
+        return replace(self, digest=digest)
+
     def input_bytes(self) -> int:
         storage = self.storage
         return sum(storage.size(path) for s in self.group.slices for path in (s.base_file, *s.log_files) if path)
@@ -84,11 +89,13 @@ class GroupTask:
         to local disk, and a group split across tasks (``units > 1``) writes only this task's key ranges.
         Strategies that write this way say so with the ``execution_splits_group`` hook. ``key``: another row
         order (a :class:`~hudi_cluster_core.run.spill.SortKey` that depends on each row alone)."""
-        from .outofcore import write_sorted
-        from .virtual_keys import record_key_sort
-
         key = key or record_key_sort(self.key_generator, list(columns), layout)
-        return write_sorted(self, list(columns), layout, key)
+        return outofcore.write_sorted(self, list(columns), layout, key)
+
+    def input_batches(self) -> Iterator[pa.Table]:
+        """The group's rows in batches of one schema (the group's), slice by slice, never a whole slice in memory.
+        Rows read this way are not the rewrite check's input unless given to :meth:`note_input`."""
+        return (batch for _, batch in outofcore.slice_batches(self, outofcore.group_schema(self)))
 
     def record_keys(self, rows: pa.Table) -> pa.ChunkedArray:
         """The record keys of ``rows`` (``_hoodie_record_key``, or the key generator's for virtual keys)."""

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from .. import clock
 from ..errors import ConfigError
 from ..io import registry
 from ..io.storage import Storage
@@ -102,7 +103,7 @@ class LockFile:
         if modified is None:
             return False
         if self.expire_minutes > 0:
-            age = dt.datetime.now(dt.timezone.utc) - modified.astimezone(dt.timezone.utc)
+            age = clock.utc_now() - modified.astimezone(dt.timezone.utc)
             if age.total_seconds() > self.expire_minutes * 60:
                 return True
         holder = self.holder(storage)

@@ -32,6 +32,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Iterator
 
+from .. import clock
 from ..errors import HudiClusterError
 from ..io.storage import Storage
 from .lock_provider import FILE_SYSTEM, STORAGE_BASED, configured_lock_file, machine, new_token, pid_alive
@@ -171,7 +172,7 @@ def age_seconds(storage: Storage, path: str) -> float | None:
     modified = storage.modified_time(path)
     if modified is None:
         return None
-    return (dt.datetime.now(dt.timezone.utc) - modified.astimezone(dt.timezone.utc)).total_seconds()
+    return (clock.utc_now() - modified.astimezone(dt.timezone.utc)).total_seconds()
 
 
 def is_fresh(age: float, interval_ms: int, misses: int) -> bool:
@@ -217,16 +218,14 @@ class Heartbeat:
 
     def start(self) -> "Heartbeat":
         self.beat()
-        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{self.instant_time}", daemon=True)
-        self._thread.start()
+        self._thread = clock.every(self.interval_ms / 1000, self._refresh, self._stop, f"heartbeat-{self.instant_time}")
         return self
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_ms / 1000):
-            try:
-                self.beat()
-            except OSError as exc:  # a missed beat is tolerated; the owner check at commit catches a takeover
-                log.warning("heartbeat for %s not refreshed: %s", self.instant_time, exc)
+    def _refresh(self) -> None:
+        try:
+            self.beat()
+        except OSError as exc:  # a missed beat is tolerated; the owner check at commit catches a takeover
+            log.warning("heartbeat for %s not refreshed: %s", self.instant_time, exc)
 
     def state(self) -> HeartbeatState:
         return heartbeat_state(self.storage, self.instant_time, self.interval_ms, self.misses)

@@ -95,12 +95,14 @@ def load_table_config(storage: Storage) -> TableConfig:
     hoodie_dir = storage.join(".hoodie")
     path = storage.join(".hoodie", PROPERTIES_FILE)
     if not storage.exists(hoodie_dir):
+        if not storage.exists(storage.join()):  # a folder (local) or a prefix with objects under it (stores)
+            raise TableError(f"{storage.base_uri} does not exist; give the base path of a Hudi table")
         raise TableError(f"{storage.base_uri} is not a Hudi table: it has no .hoodie/ folder")
     if not storage.exists(path):
         raise TableError(f"{path} is missing: a Hudi table keeps its configuration there")
     try:
         props = javaprops.parse(storage.read_bytes(path).decode("utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: UnicodeDecodeError, or a malformed \uXXXX escape
         raise TableError(f"{path} cannot be read as a properties file: {exc}") from None
     for key in ("hoodie.table.name", "hoodie.table.version"):
         if not props.get(key):

@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 import uuid
 from dataclasses import dataclass, field
 
+from .. import clock
 from ..io.storage import Storage
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ CLOCK_DRIFT_MS = 500  # Hudi's CLOCK_DRIFT_BUFFER_MS
 
 
 def now_ms() -> int:
-    return int(time.time() * 1000)
+    return int(clock.utc_now().timestamp() * 1000)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from enum import IntEnum
 from functools import cached_property
 from typing import TypeVar
 
+from .. import clock
 from ..avro import decode_avro, decode_commit_metadata
 from ..errors import TableError, TimelineChanged
 from ..io.storage import Storage
@@ -163,7 +164,7 @@ class Timeline:
         issued before, in the table's time zone (Hudi's generator keeps the same in-process rule). Unique
         across processes only together with the timeline lock (``ownership.timeline_lock``)."""
         zone = dt.timezone.utc if self.config.timeline_timezone == "UTC" else None
-        now = dt.datetime.now(zone).strftime("%Y%m%d%H%M%S%f")[:17]
+        now = clock.now(zone).strftime("%Y%m%d%H%M%S%f")[:17]
         latest = max(self.max_timestamp().ljust(17, "0"), _LAST_ISSUED.get(self.directory, "0"))
         if now <= latest:
             now = _plus_one_ms(latest)

@@ -8,15 +8,17 @@ Checked for every generated group (``check_execution_strategy``; ``run_execution
   or ``note_input``), written unchanged;
 * **meta columns and ``_hoodie_commit_time`` kept** (``_hoodie_commit_time``, ``_hoodie_commit_seqno``,
   ``_hoodie_record_key``, ``_hoodie_partition_path``; plans preserve Hudi metadata);
-* **output near the target size**: the file count is within [ceil(n/2), 2n] of n = the plan's
-  ``num_output_file_groups`` (Hudi's ``ceil(group bytes / target.file.max.bytes)``), or files rolled at the
-  target (data bytes at most 1.5 ``target_file_max_bytes``, all but one at least half; the kit's target is the
-  inputs' data bytes over n), or more files each holding at most its share ``ceil(rows / n)`` of the rows (tiny
-  groups, where a row group's own overhead exceeds the target), or exactly what
-  ``expected_files(task)`` says;
-* **the declared sort holds**: with sort columns, rows are ordered within each file and the files are
-  contiguous runs of that order; linear is a lexicographic order (nulls first), z-order and Hilbert the curve key
-  of :mod:`hudi_cluster_core.io.curves` (one sort column: linear).
+* **output file count follows the plan**: n = the plan's ``num_output_file_groups`` (Hudi's
+  ``ceil(group bytes / target.file.max.bytes)``; the kit's target is the inputs' data bytes over n); the file
+  count is within [ceil(n/2), 2n], or the files were rolled at the target (data bytes at most 1.5
+  ``target_file_max_bytes``, all but one at least half of it), or exactly what ``expected_files(task)`` says;
+* **the declared sort holds** (unless ``sorts=False``): with sort columns, rows are ordered within each file and
+  the files are contiguous runs of that order; linear is a lexicographic order (nulls first), z-order and Hilbert
+  the curve key of :mod:`hudi_cluster_core.io.curves` (one sort column: linear). The sort columns come from the
+  plan (``hoodie.clustering.plan.strategy.sort.columns`` in the group's strategy params), the layout from
+  ``hoodie.layout.optimize.strategy``: a strategy that does not sort passes ``sorts=False``.
+
+``run_execution_kit`` also holds the strategy's ``params_model`` to its declared bounds (``check_params_model``).
 
 The input tables are written by the project's append writer: several commits, files per partition, two partitions,
 columns of several types with duplicates, negatives and nulls.
@@ -42,7 +44,7 @@ from ..errors import RewriteMismatch
 from ..run import digest
 from ..run.task import GroupTask
 from ..table import FileSlice, load_table
-from .conformance import KitFailure, _checked_call, fail, run_kit
+from .conformance import KitFailure, _checked_call, check_params_model, fail, run_kit
 from .strategies import kit_dir
 
 LAYOUT_KEY = "hoodie.layout.optimize.strategy"
@@ -70,6 +72,12 @@ class ExecutionInput:
     def describe(self) -> str:
         return (f"{len(self.slices)} slice(s) of {self.partition!r}, sort {list(self.sort_columns)} {self.layout}, "
                 f"{self.num_output_file_groups} output file(s)")  # fmt: skip
+
+    def __repr__(self) -> str:
+        return f"ExecutionInput({self.describe()})"
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(repr(self))
 
 
 @lru_cache(maxsize=None)
@@ -168,11 +176,14 @@ def _key_order(columns: list[str], layout: str):
 def check_execution_strategy(strategy, case: ExecutionInput, *, group_metadata=None, settings: dict | None = None,
                              expected_files: Callable[[GroupTask], int | None] | None = None,
                              sorts: bool = True) -> list[dict]:  # fmt: skip
-    """Run ``execute_group`` on ``case`` in-process and assert the execution invariants; returns the stats."""
+    """Run ``execute_group`` on ``case`` in-process and assert the execution invariants; returns the stats.
+
+    ``sorts=False``: the strategy does not sort, the declared sort is not checked."""
+    __tracebackhide__ = True
     task = group_task(strategy, case, group_metadata=group_metadata, settings=settings)
     expected = _read_inputs(task)
     checked = digest.armed(task)  # the rewrite check a Spark task runs (its own copy: the read above is not input)
-    stats = _checked_call(strategy, HOOK, task=checked)
+    stats = _checked_call(strategy, HOOK, _on=case.describe(), task=checked)
     if not isinstance(stats, (list, tuple)) or not all(isinstance(s, dict) and "path" in s for s in stats):
         fail(strategy, HOOK, "returns the write stats of its files", f"returned {stats!r:.120}")
     storage = task.storage
@@ -205,6 +216,7 @@ def check_execution_strategy(strategy, case: ExecutionInput, *, group_metadata=N
 
 
 def _check_rows(strategy, expected: pa.Table, files) -> None:
+    __tracebackhide__ = True
     written: dict[str, list[tuple[str, dict]]] = {}
     for name, table in files:
         missing = [c for c in META_COLUMNS if c not in table.column_names]
@@ -237,23 +249,22 @@ def _check_rows(strategy, expected: pa.Table, files) -> None:
 
 
 def _check_file_count(strategy, task: GroupTask, rows: int, files, expected_files, sizes=()) -> None:
+    __tracebackhide__ = True
     if expected_files is not None:
         wanted = expected_files(task)
         if wanted is not None and len(files) != wanted:
-            fail(strategy, HOOK, "output near the target size", f"{len(files)} file(s), expected {wanted}")
+            fail(strategy, HOOK, "output file count as expected_files says", f"{len(files)} file(s), expected {wanted}")
         return
     planned = max(1, min(task.num_output_file_groups, rows))
     low, high = math.ceil(planned / 2), 2 * planned
     # files rolled at the target by data written (as Hudi rolls them): none far above it, all but one at least half
     target = task.target_file_max_bytes
     rolled = bool(sizes) and all(size <= 1.5 * target for size in sizes) and sum(size < target / 2 for size in sizes) <= 1
-    # tiny groups: a row group's fixed overhead alone passes a target of a few hundred bytes, so rolled files hold
-    # a row or two; none may hold more than its planned share of the rows
-    finer = bool(files) and max(t.num_rows for _, t in files) <= math.ceil(rows / planned)
-    if not (rolled or finer or low <= len(files) <= high):
-        fail(strategy, HOOK, "output near the target size",
-             f"{len(files)} file(s) for {rows} rows; ceil(group bytes / target) = {task.num_output_file_groups}, "
-             f"accepted {low}..{high}, or files rolled at the target {target} (data bytes {sorted(sizes)[-6:]})")  # fmt: skip
+    if not (rolled or low <= len(files) <= high):
+        fail(strategy, HOOK, "output file count follows the plan's numOutputFileGroups",
+             f"{len(files)} file(s) for {rows} rows, the plan's numOutputFileGroups = {task.num_output_file_groups}: "
+             f"accepted {low}..{high} files, or files rolled at the target {target} B "
+             f"(their data bytes: {', '.join(str(z) for z in sorted(sizes)[-6:])}{', ...' if len(sizes) > 6 else ''})")  # fmt: skip
 
 
 def _data_bytes(metadata) -> int:
@@ -263,6 +274,7 @@ def _data_bytes(metadata) -> int:
 
 
 def _check_sort(strategy, case: ExecutionInput, files) -> None:
+    __tracebackhide__ = True
     columns = list(case.sort_columns)
     layout = case.layout if len(columns) > 1 else "linear"
     order = _key_order(columns, layout)
@@ -285,12 +297,16 @@ def _check_sort(strategy, case: ExecutionInput, files) -> None:
 def run_execution_kit(strategy, *, max_examples: int = 15, layouts=LAYOUTS, max_output_files: int = 4,
                       group_metadata=None, settings: dict | None = None, expected_files=None, sorts: bool | str = True,
                       inputs=None) -> None:  # fmt: skip
-    """Check ``strategy`` on ``max_examples`` generated groups over real tables (shrunk, bounded, quiet).
+    """Check ``strategy``'s params model, then ``max_examples`` generated groups over real tables (shrunk,
+    bounded, quiet).
 
-    ``layouts``: the layouts it claims to honour (``hoodie.layout.optimize.strategy``); ``sorts=False`` for a
-    strategy that does not sort, ``"required"`` for one that needs sort columns; ``max_output_files`` bounds the planned output files (1 for single-file
-    strategies); ``group_metadata(case)`` gives the plan group's extraMetadata; ``expected_files(task)`` an exact
-    file count when the strategy has its own rule."""
+    ``sorts``: by default the plan's sort columns (drawn, or none) must hold in the output, so a strategy that
+    does not sort passes ``sorts=False``, and one that needs sort columns ``"required"``; ``layouts``: the layouts
+    it claims to honour (``hoodie.layout.optimize.strategy``); ``max_output_files`` bounds the planned output
+    files (1 for single-file strategies); ``group_metadata(case)`` gives the plan group's extraMetadata;
+    ``expected_files(task)`` an exact file count when the strategy has its own rule."""
+    __tracebackhide__ = True
+    check_params_model(strategy)
     run_kit(lambda case: check_execution_strategy(strategy, case, group_metadata=group_metadata, settings=settings,
                                                   expected_files=expected_files, sorts=bool(sorts)),
             inputs if inputs is not None else execution_inputs(layouts, max_output_files, sorts),

@@ -11,7 +11,12 @@ fails the generation itself if one is not:
 * at least one **pending** file group (``PlanContext.pending_file_groups``) in a selected partition;
 * **MOR** slices: base files with log files, and (``log_only=True``) slices with log files only;
 * a partition filter (``hoodie.clustering.plan.partition.filter.mode``, regex, ``partition.selected``) that
-  selects at least one partition.
+  selects at least one partition;
+* often a selected partition with **no slice** (an empty partition: ``context.partitions`` names it, no slice is
+  in it) and a selected partition whose slices are all **ineligible** (above ``small.file.limit``).
+
+What the guard rules out but a scheduler hands over all the same (an empty table, nothing eligible, everything
+pending, a filter selecting nothing) is :func:`edge_inputs`, a fixed list that ``run_plan_kit`` checks first.
 
 The tables are built once per process under a temporary directory removed at exit.
 """
@@ -70,11 +75,32 @@ class PlanningInput:
     table_path: str | None = None  # a real Hudi table the slices' file groups belong to (None: no table)
     now: dt.datetime = FIXED_NOW  # the scheduler's clock (DAY_ROLLING)
 
-    def describe(self) -> str:
-        parts = sorted({s.partition for s in self.slices})
+    def describe(self, options: bool = True) -> str:
+        """One line: counts, the partitions without a slice, and (``options``) the options, Hudi's clustering
+        prefix left out."""
+        parts = {s.partition for s in self.slices}
         mor = sum(1 for s in self.slices if s.log_files)
-        return (f"{len(self.slices)} slices ({mor} MOR) in {len(parts)} partitions, {len(self.pending)} pending; "
-                f"options {self.options}")  # fmt: skip
+        empty = [p or "(none)" for p in self.all_partitions if p not in parts]
+        more = ", ..." if len(empty) > 3 else ""
+        no_slice = f" ({len(empty)} without a slice: {', '.join(empty[:3])}{more})" if empty else ""
+        shown = f"; options {_brief_options(self.options)}" if options else ""
+        counts = f"{len(self.slices)} slices ({mor} MOR) in {len(parts)} partitions{no_slice}, {len(self.pending)} pending"
+        return counts + shown
+
+    def __repr__(self) -> str:  # short: a failing property test prints its input, not 300 lines of slices
+        return f"PlanningInput({self.describe()})"
+
+    def _repr_pretty_(self, printer, cycle) -> None:  # hypothesis' "Falsifying example" printer uses this
+        printer.text(repr(self))
+
+
+def _brief_options(options: dict) -> str:
+    prefixes = ("hoodie.clustering.plan.strategy.", "hoodie.clustering.plan.", "hoodie.clustering.")
+    shown = []
+    for key, value in options.items():
+        short = next((key[len(p):] for p in prefixes if key.startswith(p)), key)
+        shown.append(f"{short}={value}")
+    return "{" + ", ".join(shown) + "}"
 
 
 # ------------------------------------------------------------------------------------------- kit tables
@@ -290,6 +316,7 @@ def expected_eligible(case: PlanningInput, partitions=None) -> list[FileSlice]:
 
 def check_non_trivial(case: PlanningInput) -> None:
     """The guard: raise :class:`KitGenerationError` if ``case`` would test (almost) nothing."""
+    __tracebackhide__ = True
     problems = []
     partitions = selected_partitions(case)
     eligible = expected_eligible(case, partitions)
@@ -339,20 +366,30 @@ def planning_inputs(draw, max_slices: int = 24, with_logs: bool = False, options
     per_partition = max(3, math.ceil(max_slices / len(partitions)))
     slices, pending, stats = [], {}, {}
     first_selected = min(selected) if selected else None
+    # often one selected partition has no slice at all, and another only slices above small.file.limit
+    others = [p for p in sorted(selected) if p != first_selected]
+    empty = draw(st.sampled_from(others)) if others and len(partitions) > 2 and draw(st.booleans()) else None
+    others = [p for p in others if p != empty]
+    ineligible = draw(st.sampled_from(others)) if others and draw(st.booleans()) else None
     for partition in partitions:
+        if partition == empty:
+            continue
         for slot, real in enumerate(by_partition[partition][:per_partition]):
-            # by construction: every partition has a slice, the first two slices of every selected partition are
-            # eligible, the third of the first selected partition is pending; the rest are drawn
-            forced_eligible = partition in selected and slot < 2
+            # by construction: every other partition has a slice, the first two slices of every other selected
+            # partition are eligible, the third of the first selected partition is pending; the rest are drawn
+            forced_eligible = partition in selected and slot < 2 and partition != ineligible
             forced_pending = partition == first_selected and slot == 2
             if not (forced_eligible or forced_pending or slot == 0 or draw(st.booleans())):
                 continue
             instant = real.base_instant
             shape = "base"
-            if with_logs and not forced_eligible:
-                shape = draw(st.sampled_from(["base", "base", "mor"] + (["log-only"] if log_only else [])))
+            if with_logs and not forced_eligible:  # (a log-only slice is eligible: none in the ineligible partition)
+                log_only_here = log_only and partition != ineligible
+                shape = draw(st.sampled_from(["base", "base", "mor"] + (["log-only"] if log_only_here else [])))
             if forced_eligible and partition == first_selected and draw(st.booleans()):
                 size = draw(large_eligible)  # two of these exceed max.bytes.per.group when it is half the limit
+            elif partition == ineligible:
+                size = draw(big_size)
             else:
                 size = draw(eligible_size) if forced_eligible or draw(st.integers(0, 3)) else draw(big_size)
             base = replace(real.base_file, size=size) if shape != "log-only" and real.base_file else None
@@ -371,8 +408,37 @@ def planning_inputs(draw, max_slices: int = 24, with_logs: bool = False, options
     return case
 
 
+def edge_inputs(tables=tuple(PLAN_TABLES)) -> list[tuple[str, PlanningInput]]:
+    """``(what, input)``: the valid inputs :func:`planning_inputs` never generates (its guard wants something to
+    plan) but a scheduler hands over all the same: an empty table, partitions without a slice, nothing eligible,
+    every file group pending, a partition filter that selects nothing, one lone slice. A strategy must plan
+    nothing (or something valid) on them, without an error."""
+    cases = []
+    for name in tables:
+        path, table_slices = plan_table(name)
+        partitions = tuple(sorted({s.partition for s in table_slices}))
+        first = [s for s in table_slices if s.partition == partitions[0]]
+        options = {SMALL_FILE_LIMIT: 10 * MB, MAX_BYTES: 20 * MB, TARGET: 10 * MB}
+        big = tuple(replace(s, base_file=replace(s.base_file, size=10 * MB + s.base_file.size))
+                    for s in table_slices if s.base_file is not None)  # fmt: skip
+        pending = {s.group_id: INSTANTS[0] for s in table_slices}
+        pending_path = table_with_pending(name, tuple((s, INSTANTS[0]) for s in table_slices))
+        for what, slices, case_pending, case_options, case_path in (
+            ("an empty table (no slice)", (), {}, options, path),
+            (f"slices of one partition, {len(partitions) - 1} without a slice", tuple(first), {}, options, path),
+            ("no eligible slice (every base file above small.file.limit)", big, {}, options, path),
+            ("every file group pending", table_slices, pending, options, pending_path),
+            ("a partition filter selecting no partition", table_slices, {}, {**options, REGEX: "no-such"}, path),
+            ("one lone slice", tuple(first[:1]), {}, options, path),
+        ):
+            stats = {s: stats_from_seed(i, s) for i, s in enumerate(slices)}
+            case = PlanningInput(slices, stats, case_pending, case_options, partitions, case_path)
+            cases.append((f"{what}, table {name}", case))
+    return cases
+
+
 __all__ = [
-    "FIXED_NOW", "KitGenerationError", "PlanningInput", "check_non_trivial", "clustering_options", "expected_eligible",
-    "file_slices", "kit_dir", "load_kit_table", "partition_filter_options", "partition_names", "plan_table",
+    "FIXED_NOW", "KitGenerationError", "PlanningInput", "check_non_trivial", "clustering_options", "edge_inputs",
+    "expected_eligible", "file_slices", "kit_dir", "load_kit_table", "partition_filter_options", "partition_names", "plan_table",
     "planning_inputs", "selected_partitions", "size_options", "slice_stats",
 ]  # fmt: skip

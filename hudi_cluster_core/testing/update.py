@@ -6,20 +6,28 @@ Checked (``check_update_strategy``; ``run_update_kit`` runs it bounded and shrun
   clustering (never one that is not both);
 * by ``policy``: ``reject`` rejects exactly when some incoming file group is pending, and its message names each
   of them (``partition/file_id``); ``allow`` always allows; ``duplicate`` duplicates exactly when one is pending;
-* **pure**: it writes no file (Python file writes are audited while it runs) and leaves its context unchanged;
+* **pure**: it writes no file and leaves its context unchanged. Writes are seen two ways while it runs: Python's
+  file API through audit events (opens for writing, removes, renames, ...), and, on Linux, any byte the process
+  writes (``wchar`` of ``/proc/self/io``), which catches writes through pyarrow's file systems and other native
+  code; its prints and log lines are swallowed meanwhile so they do not count. A delete or rename through
+  native code writes no bytes and is not seen;
 * **deterministic**: equal contexts (built in another order) give equal decisions.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 import sys
 import threading
+from collections.abc import Iterator
 
 from hypothesis import strategies as st
 
 from ..plan.model import UpdateContext, UpdateDecision
 from ..table import FileGroupId
-from .conformance import _checked_call, fail, run_kit
+from .conformance import _checked_call, check_params_model, fail, run_kit
 
 HOOK = "update_decide"
 POLICIES = ("reject", "allow", "duplicate")
@@ -62,17 +70,50 @@ def update_inputs(draw):
     return frozenset(incoming), pending
 
 
+def _bytes_written() -> int | None:
+    """Bytes this process has passed to write(2) so far; None where the kernel does not say (not Linux)."""
+    try:
+        with open("/proc/self/io", "rb") as counters:  # a read: not an audited write
+            for line in counters:
+                if line.startswith(b"wchar:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+@contextlib.contextmanager
+def _output_swallowed() -> Iterator[None]:
+    """Prints and log lines are not file writes: kept out of the byte count while the hook runs."""
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
+    logging.disable(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+        logging.disable(logging.NOTSET)
+
+
 def _decide(strategy, incoming, pending):
+    __tracebackhide__ = True
     context = UpdateContext(frozenset(incoming), dict(pending))
     _watch_writes()
     _AUDIT.writes = []
     try:
-        decision = _checked_call(strategy, HOOK, context=context)
+        with _output_swallowed():
+            before = _bytes_written()
+            decision = _checked_call(strategy, HOOK, context=context)
+            after = _bytes_written()
         writes = _AUDIT.writes
     finally:
         _AUDIT.writes = None
     if writes:
         fail(strategy, HOOK, "pure (writes nothing)", f"wrote: {writes[0]}")
+    if before is not None and after is not None and after > before:
+        fail(strategy, HOOK, "pure (writes nothing)",
+             f"wrote {after - before} bytes through native code (e.g. pyarrow's file system), which Python's "
+             "file API did not see")  # fmt: skip
     if context.pending_clustering != pending or context.incoming_file_groups != frozenset(incoming):
         fail(strategy, HOOK, "pure (leaves its context unchanged)", "the context's pending clustering was modified")
     return decision
@@ -84,6 +125,7 @@ def _names(groups) -> str:
 
 def check_update_strategy(strategy, case, *, policy: str) -> UpdateDecision:
     """Assert the update invariants for ``strategy`` (which implements ``policy``) on ``(incoming, pending)``."""
+    __tracebackhide__ = True
     if policy not in POLICIES:
         raise ValueError(f"policy {policy!r}; accepted: {', '.join(POLICIES)}")
     incoming, pending = case
@@ -110,7 +152,9 @@ def check_update_strategy(strategy, case, *, policy: str) -> UpdateDecision:
 
 
 def run_update_kit(strategy, *, policy: str, max_examples: int = 60) -> None:
-    """Check ``strategy`` on generated contexts (shrunk on failure, bounded, quiet)."""
+    """Check ``strategy``'s params model, then generated contexts (shrunk on failure, bounded, quiet)."""
+    __tracebackhide__ = True
+    check_params_model(strategy)
     run_kit(lambda case: check_update_strategy(strategy, case, policy=policy), update_inputs(), max_examples=max_examples)
 
 

@@ -27,7 +27,7 @@ import pyarrow as pa
 from ..avro import encode_commit_metadata
 from ..mdt import deltacommit as mdt_deltacommit
 from ..mdt.commit import completion_after, keep_metadata_table
-from ..mdt.partitions import CommitFiles
+from ..mdt.commit_files import CommitFiles
 from ..errors import WriteConflict
 from ..failpoints import failpoint
 from ..table import FileGroupId, HudiTable
@@ -56,15 +56,37 @@ def writing(table: HudiTable, operation: str, wait_ms: int = 60000, heartbeat_ms
     ``heartbeat_ms``: (interval in ms, tolerable misses). Failed writes of ours found on the way are undone first."""
     interval_ms, misses = heartbeat_ms
     undo_failed_writes(table, interval_ms, misses)
-    instant = begin_commit(table, operation, wait_ms, action=action)
-    heartbeat = Heartbeat(table.storage, instant, interval_ms, misses).start()
+    started: list[Heartbeat] = []
+
+    def beat(instant: str) -> None:  # before the instant's first file, as Hudi's writer starts its heartbeat
+        started.append(Heartbeat(table.storage, instant, interval_ms, misses).start())
+
+    try:
+        instant = begin_commit(table, operation, wait_ms, action=action, before_files=beat)
+    except BaseException:
+        if started:  # its requested file may be written: undone now, or by our next write once the beat expires
+            _undo(table, started[0], action)
+        raise
+    heartbeat = started[0]
     try:
         yield instant
     except BaseException:
-        abort_commit(table, instant, action=action)
+        _undo(table, heartbeat, action)
         raise
-    finally:
-        heartbeat.stop()
+    heartbeat.stop()
+
+
+def _undo(table: HudiTable, heartbeat: Heartbeat, action: str) -> None:
+    """Undo the failed instant; if that fails too, leave its heartbeat to expire, so that the next write of ours
+    finds an instant of ours that failed (a pending instant without our heartbeat is left to Apache Hudi)."""
+    try:
+        abort_commit(table, heartbeat.instant_time, action=action)
+    except Exception as exc:  # noqa: BLE001 - the original failure is what the caller sees
+        log.warning("instant %s not undone (%s): the next write undoes it once its heartbeat expires",
+                    heartbeat.instant_time, exc)  # fmt: skip
+        heartbeat.stop(delete=False)
+        return
+    heartbeat.stop()
 
 
 def undo_failed_writes(table: HudiTable, interval_ms: int, misses: int) -> list[str]:
@@ -92,12 +114,15 @@ def _our_heartbeat(table: HudiTable, instant_time: str) -> bool:
     return isinstance(body, dict) and bool(body.get("owner"))
 
 
-def begin_commit(table: HudiTable, operation: str, wait_ms: int = 60000, *, action: str = "commit") -> str:
+def begin_commit(table: HudiTable, operation: str, wait_ms: int = 60000, *, action: str = "commit",
+                 before_files: Callable[[str], None] | None = None) -> str:  # fmt: skip
     """A new ``commit`` (or ``deltacommit``) instant, requested then inflight (an empty workload profile);
-    returns its time."""
+    returns its time. ``before_files(instant)`` runs once the time is chosen, before any file names it."""
     with timeline_lock(table.storage, wait_ms):
         timeline = table.reload().timeline
         instant = timeline.new_instant_time()
+        if before_files is not None:
+            before_files(instant)
         requested, inflight, _ = instant_files(timeline, instant, None, action)
         empty = {"partitionToWriteStats": {}, "compacted": False, "extraMetadata": {}, "operationType": operation}
         table.storage.write_atomic(timeline.path_of(requested), b"")
@@ -113,7 +138,7 @@ def complete_commit(
     check: "Callable[[HudiTable, str, Mapping[str, Sequence[dict]]], None] | None" = None,
 ) -> str:  # fmt: skip
     """Keep the MDT and complete ``instant``; returns the completed file's name. ``new_keys``: see
-    ``mdt.partitions.CommitFiles`` (None: every key written is new). ``check`` runs under the lock before the
+    ``mdt.commit_files.CommitFiles`` (None: every key written is new). ``check`` runs under the lock before the
     commit and raises WriteConflict to fail it (default: the rewritten file groups are unchanged); it may drop the
     stats of files it deletes."""
     stats = {partition: list(s) for partition, s in write_stats.items()}

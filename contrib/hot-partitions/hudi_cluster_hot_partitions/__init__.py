@@ -7,7 +7,7 @@ the newest one. Each partition is packed as Hudi's size-based strategy packs it;
 from the hottest partition down, and ``top.n`` limits clustering to the hottest partitions.
 """
 
-from hudi_cluster_core.hookspecs import hookimpl
+from hudi_cluster_core.sdk import hookimpl
 
 from .params import LOOKBACK_COMMITS_KEY, LOOKBACK_MINUTES_KEY, TOP_N_KEY, HotPartitionsParams
 from .plan import HotPartitionsPlanStrategy

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hudi_cluster_core.plan.avro_plan import group_metrics
-from hudi_cluster_core.sdk import SizeLimits, finalize_groups, hookimpl, pack_by_size, slices_by_partition
+from hudi_cluster_core.sdk import (
+    PlanStrategy, SizeLimits, finalize_groups, group_metrics, hookimpl, pack_by_size, slices_by_partition,
+)  # fmt: skip
 
 from .params import HotPartitionsParams
 from .ranking import rank_partitions
@@ -16,12 +17,15 @@ RECENT_SLICES_METRIC = "HOT_PARTITION_RECENT_SLICES"
 RECENT_BYTES_METRIC = "HOT_PARTITION_RECENT_BYTES"
 
 
-class HotPartitionsPlanStrategy:
+class HotPartitionsPlanStrategy(PlanStrategy):
     name = "hot-partitions"
     kind = "plan"
     params_model = HotPartitionsParams
     summary = ("Partitions most written by the last lookback.commits commits first (only the top.n if set), "
                "each packed as size-based does.")  # fmt: skip
+    # a file alone in its group is planned as Hudi plans it (single.group.clustering.enabled, default true), even
+    # one already at the target size
+    kit_silence = ("lone-slice-at-target",)
 
     @hookimpl
     def plan_group_slices(self, context, slices):

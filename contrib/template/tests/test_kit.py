@@ -1,23 +1,11 @@
 """The conformance kit on the template strategy (copy this file with the template)."""
 
-import importlib
-import sys
 from pathlib import Path
 
-from hudi_cluster_core.testing import run_plan_kit
+from hudi_cluster_core.testing import load_strategy, run_plan_kit
 
-PACKAGE = "hudi_cluster_template"
-
-
-def strategy_package():
-    try:
-        return importlib.import_module(PACKAGE)
-    except ModuleNotFoundError as exc:
-        if exc.name != PACKAGE:
-            raise
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's copy, when not installed
-        return importlib.import_module(PACKAGE)
+CHECKOUT = Path(__file__).resolve().parents[1]  # where the package is when it is not installed
 
 
 def test_plan_kit():
-    run_plan_kit(strategy_package().TemplatePlanStrategy())
+    run_plan_kit(load_strategy("plan", "template", "hudi_cluster_template", search_path=CHECKOUT))

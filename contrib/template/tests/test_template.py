@@ -1,40 +1,27 @@
 """The strategy's tests: the conformance kit on generated input, and one worked example.
 
-They run whether or not the package is installed: the strategy is resolved from a registry built around the
-imported module, not from entry points, and still goes through the registry's checks (names, hooks).
+They run whether or not the package is installed: the strategy is loaded from the package (installed, or this
+checkout's copy), not from entry points, and still goes through the registry's checks (names, hooks). They import
+only the SDK (``hudi_cluster_core.sdk``), the kit (``hudi_cluster_core.testing``) and the package itself.
 """
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hudi_cluster_core.plugins import StrategyRegistry
-from hudi_cluster_core.table import FileSlice
-from hudi_cluster_core.table.naming import BaseFile
-from hudi_cluster_core.testing import PlanningInput, check_plan_strategy, plan_with, planning_inputs
+from hudi_cluster_core.sdk import BaseFile, FileSlice
+from hudi_cluster_core.testing import (
+    PlanningInput, check_plan_strategy, import_plugin, load_strategy, plan_with, planning_inputs,
+)  # fmt: skip
 
 PACKAGE = "hudi_cluster_template"
 MB = 1024 * 1024
 
-
-def import_strategy_package():
-    try:
-        return importlib.import_module(PACKAGE)
-    except ModuleNotFoundError as exc:
-        if exc.name != PACKAGE:
-            raise  # the package is there but one of its imports is not
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's copy
-        return importlib.import_module(PACKAGE)
-
-
-strategy_package = import_strategy_package()
-registry = StrategyRegistry(extra_plugins=(strategy_package,), load_entry_points=False)
-strategy = registry.resolve("plan", strategy_package.TemplatePlanStrategy.name)
+strategy_package = import_plugin(PACKAGE, search_path=Path(__file__).resolve().parents[1])
+strategy = load_strategy("plan", strategy_package.TemplatePlanStrategy.name, strategy_package)
 MIN_SLICES_KEY = strategy_package.MIN_SLICES_KEY
 
 
@@ -67,6 +54,18 @@ def test_packs_in_file_id_order_and_drops_lone_files():
     assert outcome.record["clusteringPlan"]["strategy"]["strategyClassName"].endswith("SparkSortAndSizeExecutionStrategy")
 
 
+def test_never_rewrites_a_lone_file_already_at_the_target():
+    slices = (small_file("us", "a", 70 * MB), small_file("us", "b", 40 * MB))
+    options = {
+        "hoodie.clustering.plan.strategy.small.file.limit": 300 * MB,
+        "hoodie.clustering.plan.strategy.max.bytes.per.group": 100 * MB,  # a and b do not fit in one group
+        "hoodie.clustering.plan.strategy.target.file.max.bytes": 64 * MB,
+        MIN_SLICES_KEY: 1,
+    }
+    outcome = plan_with(strategy, PlanningInput(slices, options=options, all_partitions=("us",)))
+    assert [[s.file_id for s in g.slices] for g in outcome.groups] == [["b"]]  # a (70 MB >= 64 MB) stays as it is
+
+
 def test_answers_to_its_dotted_class_name():
     dotted = f"{PACKAGE}.TemplatePlanStrategy"
-    assert registry.resolve("plan", dotted) is strategy
+    assert load_strategy("plan", dotted, strategy_package).name == strategy.name

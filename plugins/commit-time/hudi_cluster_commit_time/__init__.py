@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from hudi_cluster_core.sdk import (
-    PlannedGroup, SizeLimits, StrategyParams, cut_in_order, finalize_groups, hookimpl, keys, params_key,
+    PlannedGroup, PlanStrategy, SizeLimits, StrategyParams, cut_in_order, finalize_groups, hookimpl, keys, params_key,
     slices_by_partition,
 )  # fmt: skip
 
@@ -38,10 +38,13 @@ def group_by_commit_time(slices, limits: SizeLimits, *, window_commits: int) -> 
     return groups
 
 
-class CommitTimePlanStrategy:
+class CommitTimePlanStrategy(PlanStrategy):
     name, kind = "commit-time", "plan"
     params_model = CommitTimeParams
     summary = "Groups small files of adjacent commits (window.commits, max.bytes.per.group) so time ranges touch few files."
+    # a file alone in its group is planned as Hudi plans it (single.group.clustering.enabled, default true), even
+    # one already at the target size
+    kit_silence = ("lone-slice-at-target",)
 
     @hookimpl
     def plan_group_slices(self, context, slices):

@@ -5,7 +5,7 @@ Plan: ``SparkConsistentBucketClusteringPlanStrategy`` (:mod:`.plan`); execution:
 (:mod:`.execution`), which also writes the partition's new ``<T>.hashing_meta`` (:mod:`.hashing`) before commit.
 """
 
-from hudi_cluster_core.hookspecs import hookimpl
+from hudi_cluster_core.sdk import hookimpl
 
 from .execution import ConsistentBucketExecutionStrategy
 from .plan import ConsistentBucketPlanStrategy

@@ -21,18 +21,18 @@ import logging
 from collections import defaultdict
 
 import numpy as np
-from hudi_cluster_core.errors import PlanError
-from hudi_cluster_core.hookspecs import hookimpl
-from hudi_cluster_core.run import outofcore
-from hudi_cluster_core.run.spill import ColumnsKey, RangeSpill, write_run
-from hudi_cluster_core.sdk import SortAndSizeParams, keys
-from hudi_cluster_core.table.properties import load_table_config
+from hudi_cluster_core.sdk import (
+    ColumnsKey, ExecutionStrategy, PlanError, RangeSpill, SortAndSizeParams, group_schema, hookimpl, keys,
+    load_table_config, range_allowance, slice_batches, spill_directory, write_run,
+)  # fmt: skip
 from pydantic import Field
 
 from .hashing import (
-    CHILD_NODE_KEY, PARTITION_KEY, REPLACE, SEQUENCE_NO_KEY, HashingMetadata, Node, Ring, hash_fields,
-    list_metadata_files, load_valid_metadata, nodes_from_json, read_metadata, record_hash, write_metadata,
+    REPLACE, HashingMetadata, Node, Ring, hash_fields, list_metadata_files, load_valid_metadata, read_metadata,
+    record_hash, write_metadata,
 )  # fmt: skip
+from .plan import group_children
+from .routing import bucket_file_ids
 
 log = logging.getLogger(__name__)
 _RUN = "org.apache.hudi.client.clustering.run.strategy."
@@ -48,24 +48,6 @@ class ConsistentBucketExecutionParams(SortAndSizeParams):
 
 
 # ------------------------------------------------------------------------------------------------ writing
-
-
-def group_children(group) -> tuple[str, int, list[Node]]:
-    """(partition, sequence number, child nodes) of a consistent-bucket plan group."""
-    meta = group.extra_metadata or {}
-    if CHILD_NODE_KEY not in meta:
-        raise PlanError(
-            f"group {group.index} ({group.partition}): no '{CHILD_NODE_KEY}' in its extraMetadata; the plan was not "
-            "made by a consistent bucket plan strategy"
-        )
-    try:
-        children = nodes_from_json(meta[CHILD_NODE_KEY])
-        seq_no = int(meta.get(SEQUENCE_NO_KEY, "0"))
-    except ValueError as exc:
-        raise PlanError(f"group {group.index} ({group.partition}): bad consistent bucket extraMetadata: {exc}") from None
-    if not any(c.tag == REPLACE for c in children):
-        raise PlanError(f"group {group.index} ({group.partition}): no REPLACE child node in {meta[CHILD_NODE_KEY]}")
-    return meta.get(PARTITION_KEY, group.partition), seq_no, children
 
 
 def assign_children(record_keys: list[str], children: list[Node], fields: list[str]) -> np.ndarray:
@@ -117,15 +99,15 @@ def write_children(task, targets: list[Node], fields: list[str], ring) -> list[d
     budget: rows are streamed slice by slice (MOR slices merged by hudi-rs as they stream) into one spill run
     per child (held in memory while they fit), then each child's run is written, sorted out of core when the
     plan names sort columns, as that child's one file."""
-    schema = outofcore.group_schema(task)
+    schema = group_schema(task)
     columns = task.params.columns if task.params else []
     key = ColumnsKey(columns, task.settings.get("hoodie.layout.optimize.strategy", "linear"), schema.names)
-    allowance = outofcore.range_allowance(task)
+    allowance = range_allowance(task)
     stats: list[dict] = []
-    with outofcore.spill_directory(task) as spill_dir:
+    with spill_directory(task) as spill_dir:
         spill = RangeSpill(spill_dir, schema, len(targets), prefix="child", keep_in_memory=allowance)
         checked = set()
-        for input_slice, batch in outofcore.slice_batches(task, schema):
+        for input_slice, batch in slice_batches(task, schema):
             if input_slice.file_id not in checked:
                 first = task.record_keys(batch.slice(0, VERIFY_ROWS_PER_SLICE)).to_pylist()
                 check_rows_hash_home(ring, task.partition, input_slice, first, fields)
@@ -148,7 +130,7 @@ def write_children(task, targets: list[Node], fields: list[str], ring) -> list[d
     return stats
 
 
-class ConsistentBucketExecutionStrategy:
+class ConsistentBucketExecutionStrategy(ExecutionStrategy):
     name = "consistent-bucket"
     kind = "execution"
     java_class_names = (
@@ -174,8 +156,6 @@ class ConsistentBucketExecutionStrategy:
 
     @hookimpl
     def bucket_file_ids(self, table, partition, record_keys, settings, after_clustering):
-        from .routing import bucket_file_ids
-
         return bucket_file_ids(table, partition, record_keys, settings, after_clustering)
 
 
@@ -189,7 +169,7 @@ def write_new_metadata(table, plan, write_stats) -> dict[str, HashingMetadata]:
                             f"different hashing metadata (seqNo {per_partition[partition][0]} and {seq_no})")  # fmt: skip
         per_partition.setdefault(partition, (seq_no, []))[1].extend(children)
 
-    expected = defaultdict(set)
+    expected: defaultdict[str, set[str]] = defaultdict(set)
     for partition, (_, children) in per_partition.items():
         expected[partition].update(c.file_id for c in children if c.tag == REPLACE)
     for stat in write_stats:

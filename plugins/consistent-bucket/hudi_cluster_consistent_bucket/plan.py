@@ -29,13 +29,14 @@ import logging
 from typing import Callable
 
 from hudi_cluster_core.sdk import (
-    ClusteringConfig, PlannedGroup, StrategyParams, execution_strategy, hookimpl, keys, params_key, slices_by_partition,
+    ClusteringConfig, PlanError, PlannedGroup, PlanStrategy, StrategyParams, execution_strategy, hookimpl, keys,
+    params_key, slices_by_partition,
 )  # fmt: skip
 from pydantic import Field
 
 from .hashing import (
     CHILD_NODE_KEY, PARTITION_KEY, REPLACE, SEQUENCE_NO_KEY, HashingMetadata, Node, Ring, load_valid_metadata,
-    new_file_id_prefix, nodes_to_json,
+    new_file_id_prefix, nodes_from_json, nodes_to_json,
 )  # fmt: skip
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,25 @@ def bucket_limits(config: ClusteringConfig, current_buckets: int) -> tuple[int, 
 
 def _extra(partition: str, children: list[Node], seq_no: int) -> dict[str, str]:
     return {PARTITION_KEY: partition, CHILD_NODE_KEY: nodes_to_json(children), SEQUENCE_NO_KEY: str(seq_no)}
+
+
+def group_children(group) -> tuple[str, int, list[Node]]:
+    """(partition, sequence number, child nodes) of a consistent-bucket plan group: what :func:`_extra` put in its
+    ``extraMetadata``, read back by the execution and by writers routing records to the buckets after a resize."""
+    meta = group.extra_metadata or {}
+    if CHILD_NODE_KEY not in meta:
+        raise PlanError(
+            f"group {group.index} ({group.partition}): no '{CHILD_NODE_KEY}' in its extraMetadata; the plan was not "
+            "made by a consistent bucket plan strategy"
+        )
+    try:
+        children = nodes_from_json(meta[CHILD_NODE_KEY])
+        seq_no = int(meta.get(SEQUENCE_NO_KEY, "0"))
+    except ValueError as exc:
+        raise PlanError(f"group {group.index} ({group.partition}): bad consistent bucket extraMetadata: {exc}") from None
+    if not any(c.tag == REPLACE for c in children):
+        raise PlanError(f"group {group.index} ({group.partition}): no REPLACE child node in {meta[CHILD_NODE_KEY]}")
+    return meta.get(PARTITION_KEY, group.partition), seq_no, children
 
 
 def plan_partition(
@@ -100,8 +120,8 @@ def plan_partition(
     merged_runs, rest = _merge_runs(ring, rest, merge_size, merge_room)
     for run in merged_runs:
         nodes = [ring.by_file_id[s.file_id] for s in run]
-        children = ring.merge(nodes, prefix(nodes[-1].value, "merge"))
-        groups.append(PlannedGroup(tuple(run), 1, extra_metadata=_extra(partition, children, metadata.seq_no)))
+        merged = ring.merge(nodes, prefix(nodes[-1].value, "merge"))
+        groups.append(PlannedGroup(tuple(run), 1, extra_metadata=_extra(partition, merged, metadata.seq_no)))
 
     # 3. rewrite the others under new file ids
     if rewrite_unchanged:
@@ -174,12 +194,15 @@ def load_partition_metadata(context, partition: str, slices: list) -> HashingMet
     )  # fmt: skip
 
 
-class ConsistentBucketPlanStrategy:
+class ConsistentBucketPlanStrategy(PlanStrategy):
     name = "consistent-bucket"
     kind = "plan"
     java_class_names = (keys.SPARK_CONSISTENT_BUCKET_PLAN,)
     params_model = ConsistentBucketPlanParams
     summary = "Consistent-hashing bucket index: splits buckets above split.threshold, merges small neighbours."
+    # a bucket is one file group: splitting one, or rewriting an unchanged one (rewrite.unchanged, as Hudi does), is
+    # a group of one slice whatever its size, on purpose
+    kit_silence = ("lone-slice-at-target",)
 
     def __init__(self, metadata_loader: MetadataLoader | None = None):
         self.metadata_loader = metadata_loader or load_partition_metadata

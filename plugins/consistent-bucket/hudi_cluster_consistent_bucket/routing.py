@@ -12,14 +12,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 
-from hudi_cluster_core.errors import ConfigError, PlanError, TimelineChanged
-from hudi_cluster_core.plan.avro_plan import read_plan
+from hudi_cluster_core.sdk import ConfigError, PlanError, TimelineChanged, read_plan
 
-from .execution import group_children
 from .hashing import (
     INIT_INSTANT, Ring, hash_fields, initial_metadata, list_metadata_files, load_valid_metadata, read_metadata,
     write_metadata,
 )  # fmt: skip
+from .plan import group_children
 
 log = logging.getLogger(__name__)
 DEFAULT_NUM_BUCKETS = 256  # hoodie.bucket.index.num.buckets, Hudi's default

@@ -9,7 +9,7 @@ bloom index range pruning) opens fewer files. A component larger than the cap is
 from __future__ import annotations
 
 from hudi_cluster_core.sdk import (
-    GroupCutter, PlannedGroup, SizeLimits, finalize_groups, hookimpl, keys, slices_by_partition,
+    GroupCutter, PlannedGroup, PlanStrategy, SizeLimits, finalize_groups, hookimpl, keys, slices_by_partition,
 )  # fmt: skip
 
 
@@ -37,7 +37,8 @@ def group_by_key_range(slices, stats, limits: SizeLimits) -> list[PlannedGroup]:
 
     groups = []
     for members in slices_by_partition(slices).values():
-        components, reach = [], None
+        components: list[list] = []
+        reach = None
         for s in sorted(members, key=lambda s: (*key_range(s), s.file_id)):
             low, high = key_range(s)
             if components and reach is not None and low <= reach:
@@ -57,9 +58,12 @@ def group_by_key_range(slices, stats, limits: SizeLimits) -> list[PlannedGroup]:
     return groups
 
 
-class KeyRangePlanStrategy:
+class KeyRangePlanStrategy(PlanStrategy):
     name, kind = "key-range", "plan"
     summary = "Groups small files whose footer record-key ranges overlap; output sorted by record key."
+    # a file alone in its group is planned as Hudi plans it (single.group.clustering.enabled, default true), even
+    # one already at the target size
+    kit_silence = ("lone-slice-at-target",)
 
     @hookimpl
     def plan_group_slices(self, context, slices):

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hudi_cluster_core.run.task import ONE_FILE
-from hudi_cluster_core.sdk import PlannedGroup, SortAndSizeParams, execution_strategy, hookimpl, keys
+from hudi_cluster_core.sdk import (
+    ONE_FILE, ExecutionStrategy, PlannedGroup, PlanStrategy, SortAndSizeParams, execution_strategy, hookimpl, keys,
+)  # fmt: skip
 
 _P = "org.apache.hudi.client.clustering.plan.strategy."
 _R = "org.apache.hudi.client.clustering.run.strategy."
@@ -18,10 +19,12 @@ EXECUTION_CLASS = _R + "SparkSingleFileSortExecutionStrategy"
 DEFAULT_EXECUTION = (keys.SPARK_SORT_AND_SIZE_EXECUTION, "sort-and-size")
 
 
-class SingleFileSortPlanStrategy:
+class SingleFileSortPlanStrategy(PlanStrategy):
     name, kind = "single-file-sort", "plan"
     java_class_names = (_P + "SparkSingleFileSortPlanStrategy",)
     summary = "Each file below small.file.limit becomes its own group with one sorted output file."
+    # every group is one file, rewritten sorted, whatever its size (Hudi's strategy does the same, sort columns or not)
+    kit_silence = ("lone-slice-at-target",)
 
     @hookimpl
     def plan_group_slices(self, context, slices):
@@ -35,7 +38,7 @@ class SingleFileSortPlanStrategy:
         return (EXECUTION_CLASS if configured in DEFAULT_EXECUTION else configured), params
 
 
-class SingleFileSortExecutionStrategy:
+class SingleFileSortExecutionStrategy(ExecutionStrategy):
     name, kind = "single-file-sort", "execution"
     java_class_names = (EXECUTION_CLASS,)
     params_model = SortAndSizeParams

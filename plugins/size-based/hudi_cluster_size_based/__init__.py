@@ -1,6 +1,6 @@
 """Apache Hudi's default clustering: size-based plan, sort-and-size execution."""
 
-from hudi_cluster_core.hookspecs import hookimpl
+from hudi_cluster_core.sdk import hookimpl
 
 from .execution import SortAndSizeExecutionStrategy
 from .plan import SizeBasedPlanStrategy

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from hudi_cluster_core.sdk import SortAndSizeParams, hookimpl, keys
+from hudi_cluster_core.sdk import ExecutionStrategy, SortAndSizeParams, hookimpl, keys
 
 
-class SortAndSizeExecutionStrategy:
+class SortAndSizeExecutionStrategy(ExecutionStrategy):
     name = "sort-and-size"
     kind = "execution"
     java_class_names = (keys.SPARK_SORT_AND_SIZE_EXECUTION,)

@@ -6,16 +6,19 @@ columns passed on) are the core's defaults, which are Hudi's.
 
 from __future__ import annotations
 
-from hudi_cluster_core.sdk import SizeLimits, hookimpl, pack_by_size
+from hudi_cluster_core.sdk import PlanStrategy, SizeLimits, hookimpl, pack_by_size
 
 _PLAN = "org.apache.hudi.client.clustering.plan.strategy."
 
 
-class SizeBasedPlanStrategy:
+class SizeBasedPlanStrategy(PlanStrategy):
     name = "size-based"
     kind = "plan"
     java_class_names = (_PLAN + "SparkSizeBasedClusteringPlanStrategy",)
     summary = "Files below small.file.limit, largest first, packed into groups of at most max.bytes.per.group."
+    # a file alone in its group is planned as Hudi plans it (single.group.clustering.enabled, default true), even
+    # one already at the target size
+    kit_silence = ("lone-slice-at-target",)
 
     @hookimpl
     def plan_group_slices(self, context, slices):

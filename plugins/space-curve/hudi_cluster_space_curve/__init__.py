@@ -4,7 +4,7 @@ Two strategies, both named ``space-curve``: a plan strategy (size-based groups) 
 its plans name. See :mod:`.execution` for the params and how they map to Hudi's configuration.
 """
 
-from hudi_cluster_core.hookspecs import hookimpl
+from hudi_cluster_core.sdk import hookimpl
 
 from .execution import SpaceCurveExecutionStrategy, order_rows
 from .params import SpaceCurveParams, params_for

@@ -7,10 +7,7 @@ from __future__ import annotations
 import zlib
 
 import pyarrow as pa
-from hudi_cluster_core.config.sort_columns import check_sort_columns
-from hudi_cluster_core.errors import PlanError
-from hudi_cluster_core.hookspecs import hookimpl
-from hudi_cluster_core.io.curves import sort_rows
+from hudi_cluster_core.sdk import ExecutionStrategy, PlanError, check_sort_columns, hookimpl, sort_rows
 
 from .params import SpaceCurveParams, params_for_task
 from .sample import SampleCurveKey, sample_sort_indices
@@ -38,7 +35,7 @@ def order_rows(table: pa.Table, params: SpaceCurveParams, *, seed: int = 0) -> p
     return table.take(sample_sort_indices(table, columns, params.curve, sample_size=params.sample_size, seed=seed))
 
 
-class SpaceCurveExecutionStrategy:
+class SpaceCurveExecutionStrategy(ExecutionStrategy):
     """Rewrites a group sorted along a space-filling curve into ``num_output_file_groups`` files.
 
     No Java class name: Apache Hudi has no execution strategy of its own for curves; it expresses them as

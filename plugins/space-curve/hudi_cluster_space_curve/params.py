@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Mapping
 
-from hudi_cluster_core.config import validate_strategy_params
-from hudi_cluster_core.config.catalogue import column_names
-from hudi_cluster_core.sdk import SORT_COLUMNS_KEY, Layout, StrategyParams, curve_name, keys, parse_layout
+from hudi_cluster_core.sdk import (
+    SORT_COLUMNS_KEY, Layout, StrategyParams, column_names, curve_name, keys, parse_layout, validate_strategy_params,
+)  # fmt: skip
 from pydantic import BeforeValidator, Field, field_validator
 
 LAYOUT_KEY = keys.LAYOUT_STRATEGY

@@ -8,14 +8,14 @@ the plan is ``space-curve`` whatever ``hoodie.clustering.execution.strategy.clas
 
 from __future__ import annotations
 
-from hudi_cluster_core.sdk import SizeLimits, hookimpl, pack_by_size
+from hudi_cluster_core.sdk import PlanStrategy, SizeLimits, hookimpl, pack_by_size
 
 from .params import SORT_COLUMNS_KEY, SpaceCurveParams
 
 EXECUTION_STRATEGY = "space-curve"
 
 
-class SpaceCurvePlanStrategy:
+class SpaceCurvePlanStrategy(PlanStrategy):
     name = "space-curve"
     kind = "plan"
     # Validating the layout keys here makes a bad value fail at scheduling: the scheduler checks the params of

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from hudi_cluster_core.io.curves import hilbert_transposed
+from hudi_cluster_core.sdk import hilbert_transposed
 
 _MAX_RANK_BITS = 62  # ranks are shifted inside uint64; sample.size < 2^31 keeps them far below this
 

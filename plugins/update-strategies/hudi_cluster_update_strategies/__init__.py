@@ -6,8 +6,9 @@ touch none are always allowed.
 
 from __future__ import annotations
 
-from hudi_cluster_core.plan.model import UpdateDecision
-from hudi_cluster_core.sdk import hookimpl
+from typing import Literal
+
+from hudi_cluster_core.sdk import UpdateDecision, UpdateStrategy, hookimpl
 
 _U = "org.apache.hudi.client.clustering.update.strategy."
 
@@ -16,9 +17,9 @@ def _describe(file_groups, pending) -> str:
     return ", ".join(f"{fg.partition or '(none)'}/{fg.file_id} (clustering {pending[fg]})" for fg in sorted(file_groups))
 
 
-class _UpdateStrategy:
+class _UpdateStrategy(UpdateStrategy):
     kind = "update"
-    action = "allow"  # the decision when incoming records touch file groups under pending clustering
+    action: Literal["reject", "allow", "duplicate"] = "allow"  # the decision when incoming records touch file groups under pending clustering
 
     def explain(self, touched, pending) -> str:
         return ""

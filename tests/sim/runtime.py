@@ -1,0 +1,128 @@
+"""What the simulation replaces, and nothing else: Spark (by an in-process executor), the store (by
+``tests/sim/store.py``), the clock (``tests/sim/clock.py``) and the process boundary of the timeline lock (by the
+scheduler's :class:`~tests.sim.scheduler.ActorLock`). :func:`simulated` installs them for one schedule and puts
+the real ones back afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import uuid
+import functools
+import sys
+from typing import Iterator
+
+from hudi_cluster_core import clock as core_clock
+from hudi_cluster_core.io import registry
+from hudi_cluster_core.mdt import column_stats
+from hudi_cluster_core.plugins import call_hook
+from hudi_cluster_core.run import digest
+from hudi_cluster_core.run import execute as core_execute
+from hudi_cluster_core.table import ownership, timeline
+
+from . import store
+
+
+def run_group_tasks_in_process(spark, tasks, parallelism, group_bytes=None) -> list[list[dict]]:
+    """The Spark job of a clustering, in this thread: what each Spark task runs (``run.spark._run_units``), one
+    unit after the other, with the same write tokens, the same rewrite check and the same failures."""
+    results = []
+    for index, unit in enumerate(tasks):
+        task = digest.armed(unit.with_write_token(f"{index}-0-0"))
+        stats = list(call_hook(task.strategy, "execute_group", task=task) or [])
+        digest.check(task, stats)
+        results.append(stats)
+    return results
+
+
+class _Conf:
+    def get(self, key, default=None):
+        return default
+
+
+class _Units:
+    def __init__(self, items):
+        self.items = list(items)
+
+    def map(self, function):
+        return _Units(function(item) for item in self.items)
+
+    def collect(self):
+        return list(self.items)
+
+
+class _Context:
+    defaultParallelism = 1
+
+    def getConf(self):
+        return _Conf()
+
+    def parallelize(self, items, slices=None):
+        return _Units(items)
+
+
+class InProcessSpark:
+    """The few things of a SparkSession the core asks for: its parallelism, its conf, and (the writers' units of
+    work) ``parallelize(...).map(f).collect()``, run here in order."""
+
+    sparkContext = _Context()
+
+
+class _NoLock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def _cached_properties() -> tuple[functools.cached_property, ...]:
+    """Every ``functools.cached_property`` of the core's classes. Before Python 3.12 each holds one lock for all
+    instances while it computes: an actor that yields inside one (a listing is storage operations) would block
+    every other actor reaching it, in a real lock the scheduler cannot see. One actor runs at a time here anyway."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("hudi_cluster_core") or module is None:
+            continue
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and value.__module__ == name:
+                found += [v for v in vars(value).values() if isinstance(v, functools.cached_property)]
+    return tuple(found)
+
+
+@contextlib.contextmanager
+def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterator[None]:
+    """Install the simulated parts for one schedule. ``uuid.uuid4`` (new file ids, heartbeat tokens) draws from
+    the seed as well, so that a replay in another process names (and so orders) every file the same way."""
+    saved_backend = registry.BACKENDS.get(store.SCHEME)
+    registry.register(store.SCHEME, "tests.sim.store:SimBackend")
+    saved_clock = core_clock.use(clock)
+    saved_guard, ownership._HELD_GUARD = ownership._HELD_GUARD, lock
+    saved_runner, core_execute.run_group_tasks = core_execute.run_group_tasks, run_group_tasks_in_process
+    store.CURRENT[0] = world
+    unlocked = [(p, p.__dict__.get("lock")) for p in _cached_properties() if "lock" in p.__dict__]
+    for prop, _ in unlocked:
+        prop.lock = _NoLock()
+    ids = random.Random(f"uuid:{seed}")
+    saved_uuid4, uuid.uuid4 = uuid.uuid4, lambda: uuid.UUID(int=ids.getrandbits(128), version=4)
+    timeline._LAST_ISSUED.clear()  # "this process issued before": every schedule starts as a fresh process
+    column_stats._footer.cache_clear()  # footers read in an earlier schedule: a hit would skip a storage operation
+    ownership._HELD.clear()
+    try:
+        yield
+    finally:
+        store.CURRENT[0] = store.World()
+        uuid.uuid4 = saved_uuid4
+        for prop, lock in unlocked:
+            prop.lock = lock
+        core_execute.run_group_tasks = saved_runner
+        ownership._HELD_GUARD = saved_guard
+        ownership._HELD.clear()
+        core_clock.use(saved_clock)
+        if saved_backend is None:
+            registry.BACKENDS.pop(store.SCHEME, None)
+            registry.backend_class.cache_clear()
+        else:
+            registry.register(store.SCHEME, saved_backend)

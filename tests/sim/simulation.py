@@ -1,0 +1,151 @@
+"""One schedule: a small table, the actors of the seed, the scheduler's run, the next run's recovery, the checks.
+
+The table (``sim://lake/t``, version 9 with its metadata table, two partitions, three append commits) is built
+once per process on the simulated store and copied into each schedule. The seed chooses the schedule's setting
+(each clustering run's mode, the writer's operations and update strategy) and drives the scheduler; a recorded
+list of steps replays it (:func:`run_schedule` with ``steps``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from hudi_cluster_core.errors import HudiClusterError
+from hudi_cluster_core.table import load_table
+
+from . import checks
+from .actors import Plan, actors_for
+from .clock import SimClock
+from .runtime import simulated
+from .scheduler import ActorLock, Crash, Scheduler, Step
+from .store import Obj, World
+
+URI, TABLE = "sim://lake/t", "lake/t"
+HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "1000", "hoodie.client.heartbeat.tolerable.misses": "2"}
+EXPECTED_ERRORS = (HudiClusterError, OSError, Crash)  # a failed run says why; anything else is a finding
+
+
+def initial_rows(batch: int) -> pa.Table:
+    ids = [f"k{batch}{i:02d}" for i in range(6)]
+    return pa.table({"id": ids, "ts": pa.array([0] * 6, pa.int64()), "region": ["us", "eu"] * 3,
+                     "val": pa.array([0] * 6, pa.int64())})  # fmt: skip
+
+
+_BASE: dict[str, object] = {}
+
+
+def base_table() -> tuple[dict[str, Obj], float]:
+    """The objects of the initial table and the clock's time when it was done (built once per process)."""
+    if not _BASE:
+        from hudi_cluster_core.io.storage import Storage
+        from hudi_cluster_core.write.append import append, create_table
+
+        from .metadata_setup import add_metadata_table
+
+        world, clock = World(), SimClock()
+        world.clock = clock
+        with simulated(world, clock, _NoActors()):
+            storage = Storage(URI)
+            create_table(storage, initial_rows(0).schema, table_name="sim", record_key="id", partition_field="region",
+                         precombine_field="ts", table_version=9)  # fmt: skip
+            add_metadata_table(storage, "sim")
+            for batch in range(3):
+                clock.advance(1.0)
+                append(URI, initial_rows(batch), table_name="sim", record_key="id", partition_field="region",
+                       precombine_field="ts", table_version=9, heartbeat_ms=(1000, 2))  # fmt: skip
+        _BASE["objects"], _BASE["mono"] = world.snapshot(), clock.mono
+    return dict(_BASE["objects"]), float(_BASE["mono"])
+
+
+class _NoActors:
+    """The timeline lock outside any schedule (the table's set-up): one thread, nothing to exclude."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
+@dataclass
+class Outcome:
+    seed: int
+    steps: list[Step]
+    problems: list[str]
+    faults: int
+    operations: int
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.problems)
+
+
+def run_schedule(seed: int, steps: list[Step] | None = None, *, fault_rate: float | None = None) -> Outcome:
+    """The schedule of ``seed`` (its fault rate drawn from it unless given), or the replay of ``steps``."""
+    objects, mono = base_table()
+    clock = SimClock()
+    clock.mono = mono
+    plan = Plan.from_seed(seed)
+    scheduler = Scheduler(seed, clock, fault_rate=plan.fault_rate if fault_rate is None else fault_rate, steps=steps)
+    clock.owner_of_thread = scheduler.current
+    world = World(scheduler, clock, objects)
+    for name, body in actors_for(plan, URI, HEARTBEAT):
+        scheduler.spawn(name, body)
+    problems: list[str] = []
+    logging.disable(logging.CRITICAL)  # thousands of schedules: the runs' warnings are expected, not news
+    try:
+        with simulated(world, clock, ActorLock(scheduler), seed):
+            try:
+                scheduler.run(clock.fire_due)
+            except AssertionError as stuck:
+                problems.append(f"schedule did not finish: {stuck}")
+                _release(scheduler)
+            errors = {a.name: f"{type(a.error).__name__}: {a.error}" for a in scheduler.actors if a.error is not None}
+            problems += [f"{a.name} ended with an unexpected {type(a.error).__name__}: {a.error}"
+                         for a in scheduler.actors if a.error is not None and not isinstance(a.error, EXPECTED_ERRORS)]  # fmt: skip
+            if not problems:
+                problems += check_after(world, clock, plan)
+    finally:
+        logging.disable(logging.NOTSET)
+    return Outcome(seed, scheduler.steps, problems, scheduler.faults, world.operations, errors)
+
+
+def check_after(world: World, clock: SimClock, plan: Plan) -> list[str]:
+    """The invariants, around what the next run does first (undo failed writes, recover failed clusterings)."""
+    from hudi_cluster_core.run.recovery import Ownership, recover
+    from hudi_cluster_core.write.instant import undo_failed_writes
+
+    from .cleaner import clean
+
+    # from here on only this thread runs (no actor: no scheduling point, no fault)
+    problems = checks.check_timeline(world, TABLE)
+    problems += checks.check_rows(world, TABLE, plan.expected(world, TABLE))
+    clock.advance(60.0)  # every heartbeat of the schedule has expired: its actors are gone
+    table = load_table(URI)
+    undo_failed_writes(table, 1000, 2)
+    recover(table.reload(), Ownership(1000, 2, 1000), keep_plans=False)
+    clean(URI)  # the next clean finishes a clean a dead cleaner left pending
+    after = checks.check_timeline(world, TABLE) + checks.check_nothing_orphaned(world, TABLE)
+    after += checks.check_rows(world, TABLE, plan.expected(world, TABLE))
+    after += checks.check_metadata_table(world, URI, TABLE)
+    return problems + [f"after recovery: {p}" for p in after if p not in problems]
+
+
+def _release(scheduler: Scheduler) -> None:
+    """A schedule that did not finish: its threads are told they are dead, so they unwind and end."""
+    for actor in scheduler.actors:
+        if not actor.done and actor.thread is not None:
+            actor.dead = True
+            actor.go.release()
+
+
+def describe(outcome: Outcome) -> str:
+    return (f"seed={outcome.seed}: {len(outcome.steps)} steps, {outcome.faults} fault(s)\n  "
+            + "\n  ".join(outcome.problems))  # fmt: skip
+
+
+__all__ = ["Outcome", "describe", "run_schedule"]

@@ -1,0 +1,257 @@
+"""The simulated store: an object store in memory (``sim://bucket/key``) behind the core's storage interface.
+
+It can do what S3 can (exclusive create, put-if-match on a version), and every operation, pyarrow's parquet reads
+and writes included, is first a scheduling point (``Scheduler.point``), where the scheduler may switch actors or
+inject a fault. Objects carry the simulated wall time they were written at (a heartbeat's age). Which actor wrote
+each object is remembered too, for the checks and the report.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from hudi_cluster_core.io.store import Backend, Capabilities, FileEntry, StoreError, Versioned
+
+SCHEME = "sim"
+COMPLETED = re.compile(r"^(\d{17})_(\d{17})\.(\w+)$")
+
+
+@dataclass(frozen=True)
+class Obj:
+    data: bytes
+    version: int
+    written: dt.datetime
+    writer: str
+
+
+class World:
+    """The objects of one simulation, the scheduler that orders access to them and its clock."""
+
+    def __init__(self, scheduler=None, clock=None, objects: dict[str, Obj] | None = None):
+        self.scheduler = scheduler
+        self.clock = clock
+        self.objects: dict[str, Obj] = dict(objects or {})
+        self.versions = max((o.version for o in self.objects.values()), default=0)
+        self.operations = 0
+        self.completions: dict[str, set[str]] = {}  # instant time -> every completed file it ever had
+        self.labels: dict[str, object] = {}  # writer instant time -> the label its actor had (the batch it wrote)
+
+    def snapshot(self) -> dict[str, Obj]:
+        return dict(self.objects)
+
+    def do(self, op: str, path: str, action):
+        """``action()`` as one storage operation: a scheduling point first, the injected fault around it."""
+        self.operations += 1
+        fault = self.scheduler.point(op, path) if self.scheduler is not None else ""
+        result = action()
+        if fault and self.scheduler is not None:
+            self.scheduler.after(fault, op, path)
+        return result
+
+    def put(self, path: str, data: bytes) -> int:
+        self.versions += 1
+        actor = self.scheduler.current() if self.scheduler is not None else None
+        when = self.clock.now(dt.timezone.utc) if self.clock is not None else dt.datetime.now(dt.timezone.utc)
+        self.objects[path] = Obj(bytes(data), self.versions, when, actor.name if actor else "")
+        name = posixpath.basename(path)
+        if "/.hoodie/timeline/" in path and "/.hoodie/metadata/" not in path:
+            completed = COMPLETED.match(name)
+            if completed:
+                self.completions.setdefault(completed.group(1), set()).add(name)
+            elif name.endswith(".commit.requested") and actor is not None:
+                self.labels[name[:17]] = actor.label
+        return self.versions
+
+
+CURRENT: list[World] = [World()]  # the world every SimBackend works on (one simulation at a time per process)
+
+
+def world() -> World:
+    return CURRENT[0]
+
+
+class SimBackend(Backend):
+    capabilities = Capabilities(exclusive_create=True, put_if_match=True)
+    store_name = "simulated store"
+
+    def __init__(self, base_uri: str, options: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None):
+        pass
+
+    @property
+    def options(self) -> dict[str, str]:
+        return {}
+
+    def path_of(self, uri: str) -> str:
+        return uri.partition("://")[2] if "://" in uri else uri
+
+    def qualified(self, scheme: str, path: str) -> str:
+        return f"{scheme}://{path}"
+
+    # ------------------------------------------------------------------ reading
+    def info(self, path: str) -> FileEntry | None:
+        return world().do("info", path, lambda: self._info(path.rstrip("/")))
+
+    def _info(self, path: str) -> FileEntry | None:
+        found = world().objects.get(path)
+        if found is not None:
+            return FileEntry(path, len(found.data), False)
+        prefix = path + "/"
+        return FileEntry(path, 0, True) if any(k.startswith(prefix) for k in world().objects) else None
+
+    def list(self, directory: str, recursive: bool = False) -> list[FileEntry]:
+        return world().do("list", directory, lambda: self._list(directory.rstrip("/"), recursive))
+
+    def _list(self, directory: str, recursive: bool) -> list[FileEntry]:
+        prefix = directory + "/"
+        files, dirs = [], set()
+        for key, obj in sorted(world().objects.items()):
+            if not key.startswith(prefix):
+                continue
+            rest = key[len(prefix):]
+            if recursive or "/" not in rest:
+                files.append(FileEntry(key, len(obj.data), False))
+            parts = rest.split("/")[:-1]
+            for depth in range(1, len(parts) + 1 if recursive else min(1, len(parts)) + 1):
+                dirs.add(prefix + "/".join(parts[:depth]))
+        return [FileEntry(d, 0, True) for d in sorted(dirs)] + files
+
+    def read(self, path: str) -> bytes:
+        return world().do("read", path, lambda: self._get(path).data)
+
+    def read_range(self, path: str, start: int, length: int) -> bytes:
+        return world().do("read", path, lambda: self._get(path).data[start:start + length])
+
+    def read_versioned(self, path: str) -> Versioned | None:
+        def action():
+            found = world().objects.get(path)
+            return None if found is None else Versioned(found.data, str(found.version))
+
+        return world().do("read", path, action)
+
+    def modified_time(self, path: str) -> dt.datetime | None:
+        return world().do("info", path, lambda: getattr(world().objects.get(path), "written", None))
+
+    def _get(self, path: str) -> Obj:
+        found = world().objects.get(path)
+        if found is None:
+            raise FileNotFoundError(path)
+        return found
+
+    # ------------------------------------------------------------------ writing
+    def write(self, path: str, data: bytes) -> None:
+        world().do("write", path, lambda: world().put(path, data))
+
+    def create_exclusive(self, path: str, data: bytes) -> bool:
+        return self.put_if_match(path, data, None) is not None
+
+    def put_if_match(self, path: str, data: bytes, version: str | None) -> str | None:
+        def action():
+            found = world().objects.get(path)
+            if (found is None) != (version is None) or (found is not None and str(found.version) != version):
+                return None
+            return str(world().put(path, data))
+
+        return world().do("create" if version is None else "put-if-match", path, action)
+
+    def delete(self, path: str) -> None:
+        world().do("delete", path, lambda: world().objects.pop(path, None))
+
+    def delete_tree(self, path: str) -> None:
+        def action():
+            prefix = path.rstrip("/") + "/"
+            for key in [k for k in world().objects if k.startswith(prefix)]:
+                del world().objects[key]
+
+        world().do("delete", path, action)
+
+    def filesystem(self) -> Any:
+        return pafs.PyFileSystem(SimFileSystem(self))
+
+
+class _Sink:
+    """A file pyarrow writes: the object appears whole, in one operation, when it is closed."""
+
+    def __init__(self, backend: SimBackend, path: str):
+        self.backend, self.path, self.closed, self.parts = backend, path, False, []
+
+    def write(self, data: Any) -> int:
+        chunk = bytes(data)
+        self.parts.append(chunk)
+        return len(chunk)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.backend.write(self.path, b"".join(self.parts))
+
+
+class SimFileSystem(pafs.FileSystemHandler):
+    """pyarrow's view of the simulated store (parquet footers, base files the tasks read and write)."""
+
+    def __init__(self, backend: SimBackend):
+        self.backend = backend
+
+    def get_type_name(self) -> str:
+        return SCHEME
+
+    def equals(self, other: Any) -> bool:
+        return isinstance(other, SimFileSystem)
+
+    def normalize_path(self, path: str) -> str:
+        return path
+
+    def _info(self, entry: FileEntry | None, path: str) -> pafs.FileInfo:
+        if entry is None:
+            return pafs.FileInfo(path, pafs.FileType.NotFound)
+        kind = pafs.FileType.Directory if entry.is_dir else pafs.FileType.File
+        return pafs.FileInfo(entry.path, kind, size=None if entry.is_dir else entry.size)
+
+    def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
+        return [self._info(self.backend.info(path), path) for path in paths]
+
+    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
+        return [self._info(e, e.path) for e in self.backend.list(selector.base_dir, selector.recursive)]
+
+    def create_dir(self, path: str, recursive: bool) -> None:
+        pass
+
+    def delete_dir(self, path: str) -> None:
+        self.backend.delete_tree(path)
+
+    def delete_dir_contents(self, path: str, missing_dir_ok: bool = False) -> None:
+        self.backend.delete_tree(path)
+
+    def delete_root_dir_contents(self) -> None:
+        raise StoreError("refusing to delete a whole bucket")
+
+    def delete_file(self, path: str) -> None:
+        self.backend.delete(path)
+
+    def move(self, src: str, dest: str) -> None:
+        raise StoreError(f"{src}: the simulated store has no rename")
+
+    def copy_file(self, src: str, dest: str) -> None:
+        self.backend.write(dest, self.backend.read(src))
+
+    def open_input_stream(self, path: str) -> pa.NativeFile:
+        return pa.BufferReader(self.backend.read(path))
+
+    def open_input_file(self, path: str) -> pa.NativeFile:
+        return pa.BufferReader(self.backend.read(path))
+
+    def open_output_stream(self, path: str, metadata: Any = None) -> pa.NativeFile:
+        return pa.PythonFile(_Sink(self.backend, path), mode="w")
+
+    def open_append_stream(self, path: str, metadata: Any = None) -> pa.NativeFile:
+        raise StoreError(f"{path}: the simulated store cannot append")
+

@@ -1,0 +1,261 @@
+"""What the simulator of the commit protocol (``tests/sim``) found, replayed for real: real files on local disk,
+real processes, the storage failure injected into the process that meets it. (Each replay was recorded on the
+code of its day, two clustering runs and a writer: ``python -m tests.sim replay SEED 'STEPS'`` at that commit.)
+
+seed=0 (``python -m tests.sim replay 0 'w*14 w!fail-after'``): a writer whose instant's inflight file was written
+but reported as failed (an NFS or object-store error after the write took effect) left its requested commit behind
+with no heartbeat, since the heartbeat started only after ``begin_commit``. Our next write undoes only pending
+commits with our heartbeat (one without is an Apache Hudi writer's), so the instant stayed pending for ever and
+kept its file groups out of every clustering. Now the heartbeat starts before the first instant file, as Hudi's
+writer starts it, and a failed begin is undone at once (or, if that fails too, by the next write).
+
+seed=57 (``replay 57 'w*3 c1 w c1*3 w*3 c1 w c1!freeze w*7 w!crash-after'``): a clustering run's recovery took the
+heartbeat of a writer's new instant for a leftover (its instant was not on the timeline the run had loaded before
+the writer began) and deleted it; the writer then died, and its commit stayed pending for ever, as above. Recovery
+now reads the timeline after listing the heartbeats. Seeds 10362, 11001 and 11322 of a later campaign again left a
+writer's commit pending without its heartbeat (they did not replay in a fresh process: a footer cache outlived
+its schedule, fixed since); one way that happens, shown for real below, is a recovery judging the heartbeats while
+a writer is between its heartbeat and its instant's files (slowed, or the clock jumped). Recovery now judges them
+under the timeline lock, under which a writer begins its instant.
+
+seed=47 (``replay 47``, 264 steps ending ``c2!freeze c1*118 c1!timeout-after``): a clustering run frozen while executing (a GC pause, a stopped VM) past
+its heartbeat's expiry; another run claimed the instant, began its rollback (requested and inflight written),
+failed on a storage error and let go; the frozen run thawed, wrote its heartbeat again, and committed over the
+rollback that had begun, leaving the rollback of a completed instant pending for ever (Apache Hudi's next writer
+would execute it). A commit now yields to a rollback plan of its instant. Replayed below with SIGSTOP and SIGCONT.
+
+seed=2 (``replay 2``): a storage timeout while a writer looked at the metadata table's ``hoodie.properties``
+made it delete the whole metadata table, as if the table were unreadable. A failed storage request now fails the
+commit (and it is retried); only a metadata table that is missing or malformed is dropped.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pyarrow as pa
+
+from hudi_cluster_core.table import load_table
+from hudi_cluster_core.write.append import append
+
+ARGS = {"table_name": "finding", "record_key": "id", "partition_field": "region", "precombine_field": "ts",
+        "heartbeat_ms": (1000, 2)}  # fmt: skip
+
+
+def _rows(start: int) -> pa.Table:
+    ids = [f"k{n:03d}" for n in range(start, start + 4)]
+    return pa.table({"id": ids, "ts": pa.array([start] * 4, pa.int64()), "region": ["us", "eu"] * 2})
+
+
+def _append_with_failing_store(base: str, start: int, failing: str) -> subprocess.CompletedProcess:
+    """An append in its own process, on a store where writes of files named ``*{failing}`` take effect and then
+    report an I/O error (and every delete fails, with ``failing`` = ".inflight+delete")."""
+    suffix, _, deletes = failing.partition("+")
+    script = textwrap.dedent(f"""
+        import pyarrow as pa
+        from hudi_cluster_core.io.local_store import LocalBackend
+        from hudi_cluster_core.write.append import append
+        write, delete = LocalBackend.write, LocalBackend.delete
+
+        def failing_write(self, path, data):
+            write(self, path, data)
+            if path.endswith({suffix!r}):
+                raise OSError(5, "Input/output error (reported after the write took effect)", path)
+
+        def failing_delete(self, path):
+            raise OSError(5, "Input/output error", path)
+
+        LocalBackend.write = failing_write
+        if {deletes!r}:
+            LocalBackend.delete = failing_delete
+        ids = [f"k{{n:03d}}" for n in range({start}, {start} + 4)]
+        rows = pa.table({{"id": ids, "ts": pa.array([{start}] * 4, pa.int64()), "region": ["us", "eu"] * 2}})
+        append({base!r}, rows, **{ARGS!r})
+    """)  # fmt: skip
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+
+
+def _pending_metadata_check(base: str) -> subprocess.CompletedProcess:
+    """An append in its own process whose first look at the metadata table's properties times out."""
+    script = textwrap.dedent(f"""
+        import pyarrow as pa
+        from hudi_cluster_core.io.local_store import LocalBackend
+        from hudi_cluster_core.write.append import append
+        info, failed = LocalBackend.info, []
+
+        def slow_info(self, path):
+            if path.endswith("metadata/.hoodie/hoodie.properties") and not failed:
+                failed.append(path)
+                raise TimeoutError(110, "Connection timed out", path)
+            return info(self, path)
+
+        LocalBackend.info = slow_info
+        rows = pa.table({{"id": ["k900"], "ts": pa.array([900], pa.int64()), "region": ["us"]}})
+        append({base!r}, rows, **{ARGS!r})
+    """)  # fmt: skip
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+
+
+def _pending(base: str) -> list[str]:
+    return [i.file_name for i in load_table(base).timeline.pending()]
+
+
+def test_a_begin_whose_inflight_write_reports_failure_leaves_no_pending_commit(tmp_path):
+    base = str(tmp_path / "t")
+    append(base, _rows(0), **ARGS)
+    failed = _append_with_failing_store(base, 100, ".inflight")
+    assert failed.returncode != 0 and "Input/output error" in failed.stderr, failed.stderr[-2000:]
+    assert _pending(base) == []  # undone by the write that failed
+
+
+def test_a_begin_that_cannot_be_undone_is_undone_by_the_next_write(tmp_path):
+    base = str(tmp_path / "t")
+    append(base, _rows(0), **ARGS)
+    failed = _append_with_failing_store(base, 100, ".inflight+delete")
+    assert failed.returncode != 0, failed.stderr[-2000:]
+    assert _pending(base), "the failing store kept the instant"
+    time.sleep(2.5)  # its heartbeat (1 s x 2 misses) expires: that writer is gone
+    append(base, _rows(200), **ARGS)
+    assert _pending(base) == []
+    assert len(load_table(base).timeline.completed()) == 2  # the first write and the last, nothing of the failed one
+
+
+def test_a_storage_timeout_on_the_metadata_table_never_deletes_it(tmp_path):
+    from hudi_cluster_core.io.storage import Storage
+    from hudi_cluster_core.table.metadata_table import has_metadata_table, metadata_partitions
+    from hudi_cluster_core.write.append import create_table
+    from tests.sim.metadata_setup import add_metadata_table
+
+    base = str(tmp_path / "t")
+    storage = Storage(base)
+    create_table(storage, _rows(0).schema, table_name="finding", record_key="id", partition_field="region",
+                 precombine_field="ts", table_version=9)  # fmt: skip
+    add_metadata_table(storage, "finding")
+    append(base, _rows(0), **ARGS)
+    failed = _pending_metadata_check(base)
+    assert failed.returncode != 0 and "timed out" in failed.stderr, failed.stderr[-2000:]
+    assert has_metadata_table(storage) and metadata_partitions(storage) == ["files"]
+    assert _pending(base) == []  # the failed write undid itself
+    append(base, _rows(300), **ARGS)  # and the next one keeps the metadata table
+    assert has_metadata_table(storage) and len(load_table(base).timeline.completed()) == 2
+
+
+HEARTBEAT_CONF = ("--hoodie-conf", "hoodie.client.heartbeat.interval_in_ms=1000",
+                  "--hoodie-conf", "hoodie.client.heartbeat.tolerable.misses=2")  # fmt: skip
+
+
+def _recover_with_failing_delete(base: str) -> subprocess.CompletedProcess:
+    """The next run's recovery, in its own process, on a store whose deletes of data files fail."""
+    script = textwrap.dedent(f"""
+        from hudi_cluster_core.io.local_store import LocalBackend
+        from hudi_cluster_core.run.recovery import Ownership, recover
+        from hudi_cluster_core.table import load_table
+
+        def failing_delete(self, path):
+            if path.endswith(".parquet"):
+                raise OSError(5, "Input/output error", path)
+            return delete(self, path)
+
+        delete, LocalBackend.delete = LocalBackend.delete, failing_delete
+        recover(load_table({base!r}), Ownership(1000, 2, 60000), keep_plans=False)
+    """)  # fmt: skip
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+
+
+def test_a_frozen_run_never_commits_over_a_rollback_another_run_began(tmp_path):
+    import os
+    import signal
+
+    from tests.support.runs import finish, inflight_clustering, make_append_table, start_cli, table_problems, wait_for
+
+    base = make_append_table(str(tmp_path / "t"))
+    rows_before = sorted(r["id"] for r in _all_rows(base))
+    run = start_cli(base, *HEARTBEAT_CONF, pause="after-tasks=6")
+    try:
+        wait_for(lambda: inflight_clustering(base) and _new_files(base, inflight_clustering(base)[0]), 300,
+                 "the run's tasks to finish")  # fmt: skip
+        os.kill(run.pid, signal.SIGSTOP)  # frozen, heartbeat thread and all
+        time.sleep(3)  # past its heartbeat's tolerance (1 s x 2)
+        instant = inflight_clustering(base)[0]
+        failed = _recover_with_failing_delete(base)
+        assert failed.returncode != 0 and "Input/output error" in failed.stderr, failed.stderr[-2000:]
+        timeline = load_table(base).timeline
+        assert [r.time for r in timeline.pending_rollbacks()], "the other run began a rollback and let go"
+    finally:
+        os.kill(run.pid, signal.SIGCONT)
+    code, _, err = finish(run)
+    assert code != 0 and "began rolling it back" in err, err[-2000:]
+    timeline = load_table(base).timeline
+    assert timeline.get(instant) is None or not timeline.get(instant).is_completed
+    assert table_problems(base) == []
+    assert sorted(r["id"] for r in _all_rows(base)) == rows_before
+
+
+def _new_files(base: str, instant: str) -> bool:
+    return any(p.name.endswith(f"_{instant}.parquet") for p in Path(base).rglob("*.parquet"))
+
+
+def _all_rows(base: str) -> list[dict]:
+    from tests.support.readers import read_hudi_rs
+
+    return read_hudi_rs(base).to_pylist()
+
+
+def test_recovery_with_an_old_view_of_the_table_keeps_a_new_writers_heartbeat(tmp_path):
+    """seed=57 on real files: a writer's heartbeat and requested commit appear after a clustering run loaded the
+    table; the writer dies. The run's recovery must not take the heartbeat for a leftover, or nothing of ours ever
+    undoes that commit."""
+    import os
+
+    from hudi_cluster_core.run.recovery import Ownership, remove_leftovers
+    from hudi_cluster_core.table.ownership import Heartbeat, heartbeat_path
+    from hudi_cluster_core.write.instant import begin_commit, undo_failed_writes
+
+    base = str(tmp_path / "t")
+    append(base, _rows(0), **ARGS)
+    loaded_before = load_table(base)
+    table = load_table(base)
+    instant = begin_commit(table, "UPSERT", before_files=lambda t: Heartbeat(table.storage, t, 1000, 2).beat())
+    beat = heartbeat_path(table.storage, instant)
+    os.utime(beat, (time.time() - 10, time.time() - 10))  # the writer died 10 s ago: its heartbeat expired
+    remove_leftovers(loaded_before, Ownership(1000, 2, 60000))
+    assert os.path.exists(beat)
+    assert undo_failed_writes(load_table(base), 1000, 2) == [instant]
+    assert _pending(base) == []
+
+
+def test_recovery_waits_for_a_writer_between_its_heartbeat_and_its_instant(tmp_path):
+    """A writer begins its instant under the timeline lock, heartbeat first; if it is slowed there past the
+    heartbeat's tolerance (or the clock jumps), another process's recovery must not take the heartbeat for a
+    leftover: it waits for the lock, then finds the instant on the timeline."""
+    import os
+
+    from hudi_cluster_core.table.ownership import Heartbeat, heartbeat_path, timeline_lock
+
+    base = str(tmp_path / "t")
+    append(base, _rows(0), **ARGS)
+    table = load_table(base)
+    script = textwrap.dedent(f"""
+        from hudi_cluster_core.run.recovery import Ownership, remove_leftovers
+        from hudi_cluster_core.table import load_table
+        remove_leftovers(load_table({base!r}), Ownership(1000, 2, 60000))
+    """)  # fmt: skip
+    instant = table.timeline.new_instant_time()
+    with timeline_lock(table.storage):  # the writer, inside begin_commit
+        Heartbeat(table.storage, instant, 1000, 2).beat()
+        beat = heartbeat_path(table.storage, instant)
+        os.utime(beat, (time.time() - 10, time.time() - 10))  # slowed past its heartbeat's tolerance
+        recovery = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[1],
+                                    stderr=subprocess.PIPE, text=True)  # fmt: skip
+        time.sleep(3)  # the recovery runs meanwhile (and waits for the lock)
+        timeline = table.reload().timeline
+        table.storage.write_atomic(timeline.path_of(f"{instant}.commit.requested"), b"")
+    assert recovery.wait(timeout=120) == 0, recovery.stderr.read()[-2000:]
+    assert os.path.exists(beat)
