@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import posixpath
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -69,11 +70,15 @@ def build_requested_replace_metadata(
 
 def planned_file_sizes(storage: Storage, groups: list[PlannedGroup]) -> dict[str, int]:
     """Path as a plan of ``groups`` names it (no scheme) -> size, as the view had it when they were planned."""
-    sizes = {}
+    sizes: dict[str, int] = {}
+    directories: dict[str, str] = {}  # partition -> its directory as a plan's paths name it, without the scheme
     for group in groups:
         for s in group.slices:
+            directory = directories.get(s.partition)
+            if directory is None:
+                directory = directories[s.partition] = storage.strip_scheme(storage.qualified(storage.join(s.partition)))
             for f in ((s.base_file,) if s.base_file else ()) + tuple(s.log_files):
-                sizes[storage.strip_scheme(storage.qualified(storage.join(s.partition, f.name)))] = f.size
+                sizes[posixpath.join(directory, f.name)] = f.size
     return sizes
 
 

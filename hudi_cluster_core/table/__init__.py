@@ -50,7 +50,12 @@ class HudiTable:
             listing = StorageListing(self.storage, self.config, partitions)
         elif listing is None and partitions is not None:
             listing = table_listing(self.storage, self.config, self.timeline, partitions)
-        return FileSystemView(self.timeline, listing or self.listing)
+        return FileSystemView(self.timeline, listing) if listing is not None else self._view
+
+    @cached_property
+    def _view(self) -> FileSystemView:
+        """The view over :attr:`listing`, one per table object (what it works out per partition is kept)."""
+        return FileSystemView(self.timeline, self.listing)
 
     def reload(self, *, own_instants: Iterable[str] = ()) -> "HudiTable":
         """The table read again. Its listing is handed on when the timeline did not change (pending instants of
@@ -60,6 +65,8 @@ class HudiTable:
         fresh = _open(self.storage)
         if "listing" in self.__dict__ and _same_timeline(self.timeline, fresh.timeline, frozenset(own_instants)):
             fresh.__dict__["listing"] = self.__dict__["listing"]
+            if "_view" in self.__dict__ and _same_timeline(self.timeline, fresh.timeline, frozenset()):
+                fresh.__dict__["_view"] = self.__dict__["_view"]  # the same timeline too: the same view
         return fresh
 
 

@@ -88,6 +88,7 @@ class FileSystemView:
         self.storage = timeline.storage
         self.config = timeline.config
         self.listing = listing or table_listing(self.storage, self.config, timeline)
+        self._groups: dict[str, dict[str, _GroupFiles]] = {}
 
     @cached_property
     def _completion_times(self) -> dict[str, str]:
@@ -118,6 +119,14 @@ class FileSystemView:
         return self.listing.partitions()
 
     def _group_files(self, partition: str) -> dict[str, _GroupFiles]:
+        """File id -> its committed files in ``partition`` (computed once per partition: the listing and the
+        timeline of a view never change)."""
+        found = self._groups.get(partition)
+        if found is None:
+            found = self._groups[partition] = self._read_group_files(partition)
+        return found
+
+    def _read_group_files(self, partition: str) -> dict[str, _GroupFiles]:
         extension = self.config.base_file_extension
         # v6 log names carry the base instant, not the writer's: their base file decides whether they count
         logs_by_writer = self.timeline.layout_version >= 2
