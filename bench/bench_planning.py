@@ -31,6 +31,7 @@ parquet footer)) are counted on the first repetition.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -245,7 +246,7 @@ def _plan(uri: str, options: dict, extra: dict | None = None, threads: int | Non
     from hudi_cluster_core.api import cluster
     from hudi_cluster_core.plan import footer_stats
 
-    saved = footer_stats.FOOTER_THREADS
+    saved = getattr(footer_stats, "FOOTER_THREADS", None)  # None: code from before the thread pool
     footer_stats.FOOTER_THREADS = threads or saved
     try:
         result = cluster(uri, "schedule", {**options, **OPTIONS, **(extra or {})}, dry_run=True)
@@ -265,9 +266,16 @@ def _cli(uri: str, options: dict) -> dict:
     return {"input_file_groups": result["input_file_groups"], "groups": len(result["groups"])}
 
 
-def run_case(uri: str, options: dict, contenders: list[str], reps: int, proxy: LatencyProxy | None) -> dict:
-    from hudi_cluster_core.io.storage import requests
+def _counting():
+    """Storage's call counters around a contender (nothing on code from before them: a "before" run)."""
+    try:
+        from hudi_cluster_core.io.storage import requests
+    except ImportError:
+        return contextlib.nullcontext({})
+    return requests.counting()
 
+
+def run_case(uri: str, options: dict, contenders: list[str], reps: int, proxy: LatencyProxy | None) -> dict:
     calls = {
         "list": lambda: _list(uri, options),
         "plan": lambda: _plan(uri, options),
@@ -282,7 +290,7 @@ def run_case(uri: str, options: dict, contenders: list[str], reps: int, proxy: L
     for rep, order in enumerate(alternating_orders(contenders, reps)):
         for name in order:
             before = proxy.counts() if proxy is not None and rep == 0 else {}
-            with requests.counting() as counted:
+            with _counting() as counted:
                 started = time.perf_counter()
                 results[name] = calls[name]() if name != "list" else {"entries": calls[name]()}
                 seconds[name].append(time.perf_counter() - started)

@@ -294,4 +294,4 @@ def test_footers_are_read_only_for_a_strategy_that_asks_and_then_concurrently(tm
     assert result.input_file_groups > 0
     eligible = len(load_table(base).view().latest_file_slices())
     assert sum(threads.values()) == eligible == counted["open"], "each footer read once"
-    assert len([name for name in threads if name.startswith("footer")]) >= 2, threads
+    assert len([name for name in threads if name.startswith("storage")]) >= 2, threads

@@ -17,14 +17,16 @@ import datetime as dt
 import posixpath
 import threading
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Iterator, Mapping, TypeVar
 from urllib.parse import urlparse
 
 from ..errors import StorageError
 from . import registry
 from .store import Backend, Capabilities, FileEntry, Versioned
 
-__all__ = ["FileEntry", "RequestCounts", "Storage", "open_storage", "requests"]
+__all__ = ["FileEntry", "PARALLEL_REQUESTS", "RequestCounts", "Storage", "in_parallel", "open_storage", "requests"]
 
 _LOCKED: dict[str, int] = {}  # table base -> depth of the lock provider's lock held in this process
 _LOCKED_GUARD = threading.Lock()
@@ -61,6 +63,22 @@ class RequestCounts:
 
 
 requests = RequestCounts()  # this process's, over every Storage (the metadata table's included)
+
+# Requests one call site keeps in flight at once (a footer each, a metadata-table file each): on an object store
+# each is a round trip waited for, so they overlap. 1 runs them one after another in the calling thread (the
+# deterministic simulation of tests/sim needs that: it schedules one storage operation at a time).
+PARALLEL_REQUESTS = 16
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def in_parallel(fn: Callable[[_T], _R], items: Sequence[_T], threads: int = PARALLEL_REQUESTS) -> list[_R]:
+    """``[fn(item) for item in items]``, up to ``threads`` (and :data:`PARALLEL_REQUESTS`) at once."""
+    workers = min(threads, PARALLEL_REQUESTS, len(items))
+    if workers <= 1:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(workers, thread_name_prefix="storage") as pool:
+        return list(pool.map(fn, items))
 
 
 def open_storage(base_path: str | Path, options: Mapping[str, str] | None = None) -> "Storage":

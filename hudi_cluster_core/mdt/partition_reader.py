@@ -18,21 +18,18 @@ from __future__ import annotations
 
 import io
 import json
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import fastavro
 
-from ..io.storage import Storage
+from ..io.storage import Storage, in_parallel
 from ..table.metadata_table import metadata_storage, metadata_timeline
 from ..table.naming import parse_base_file, parse_log_file
 from ..table.properties import load_table_config
 from ..table.timeline import Timeline, load_timeline
 from .hfile import read_hfile
 from .log_block import BlockType, HeaderKey, read_blocks
-
-READ_THREADS = 16  # an MDT file group's files read at once
 
 
 def _decoder(schema_text: str) -> Callable[[bytes], dict[str, Any]]:
@@ -104,7 +101,4 @@ def read_partition(storage: Storage, partition: str, wanted: Callable[[str], boo
 def _read_all(storage: Storage, paths: list[str]) -> list[bytes]:
     """The bytes of ``paths`` (one file group's base and log files), read at once: on an object store each is a
     round trip, and a file group's log files are many until the MDT compacts them."""
-    if len(paths) <= 1:
-        return [storage.read_bytes(p) for p in paths]
-    with ThreadPoolExecutor(min(READ_THREADS, len(paths)), thread_name_prefix="mdt-read") as pool:
-        return list(pool.map(storage.read_bytes, paths))
+    return in_parallel(storage.read_bytes, paths)

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow.parquet as pq
 
-from ..io.storage import Storage
+from ..io.storage import Storage, in_parallel
 from ..table import FileSlice
 from .model import SliceStats
 
@@ -80,10 +79,7 @@ class FooterStats:
             return {s: self._read[s] for s in wanted}
 
     def _read_all(self, batch: list[FileSlice]) -> dict[FileSlice, SliceStats]:
-        if len(batch) <= 1 or self.threads == 1:
-            return {s: read_footer_stats(self.storage, s) for s in batch}
-        with ThreadPoolExecutor(min(self.threads, len(batch)), thread_name_prefix="footer") as pool:
-            return dict(zip(batch, pool.map(lambda s: read_footer_stats(self.storage, s), batch)))
+        return dict(zip(batch, in_parallel(lambda s: read_footer_stats(self.storage, s), batch, self.threads)))
 
 
 def footer_stats_provider(storage: Storage, threads: int | None = None) -> FooterStats:
