@@ -127,13 +127,25 @@ class StoredPlan:
         return sum(self.file_sizes[p] for p in paths)
 
 
+def _fields(record, names: tuple[str, ...], what: str, source: str) -> dict:
+    """``record`` when it has every field the reader uses: a plan whose writer schema names them otherwise (a
+    damaged header) must not read as a plan without groups, slices or parameters."""
+    missing = [n for n in names if not isinstance(record, dict) or n not in record]
+    if missing:
+        raise PlanError(f"{source}: {what} lacks the field(s) {', '.join(missing)} of Hudi's clustering plan")
+    return record
+
+
 def read_plan(storage: Storage, instant_time: str, record: dict, *, source: str) -> StoredPlan:
-    plan = record.get("clusteringPlan") or {}
-    strategy = plan.get("strategy") or {}
+    plan = _fields(record.get("clusteringPlan"), ("inputGroups", "strategy"), "the clustering plan", source)
+    strategy = _fields(plan.get("strategy") or {}, ("strategyClassName", "strategyParams"), "the strategy", source)
     groups = []
     for index, group in enumerate(plan.get("inputGroups") or []):
+        _fields(group, ("slices", "numOutputFileGroups"), f"group {index}", source)
         slices = []
         for info in group.get("slices") or []:
+            _fields(info, ("dataFilePath", "deltaFilePaths", "fileId", "partitionPath"), f"a slice of group {index}",
+                    source)  # fmt: skip
             if not info.get("fileId"):
                 raise PlanError(f"{source}: group {index} has a slice without fileId")
             partition = info.get("partitionPath") or ""

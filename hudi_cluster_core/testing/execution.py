@@ -9,9 +9,13 @@ Checked for every generated group (``check_execution_strategy``; ``run_execution
 * **meta columns and ``_hoodie_commit_time`` kept** (``_hoodie_commit_time``, ``_hoodie_commit_seqno``,
   ``_hoodie_record_key``, ``_hoodie_partition_path``; plans preserve Hudi metadata);
 * **output file count follows the plan**: n = the plan's ``num_output_file_groups`` (Hudi's
-  ``ceil(group bytes / target.file.max.bytes)``; the kit's target is the inputs' data bytes over n); the file
-  count is within [ceil(n/2), 2n], or the files were rolled at the target (data bytes at most 1.5
-  ``target_file_max_bytes``, all but one at least half of it), or exactly what ``expected_files(task)`` says;
+  ``ceil(group bytes / target.file.max.bytes)``); the file count is within [ceil(n/2), 2n], or the files were
+  rolled at the target (each file's row bytes at most 1.5 times the target's, all files but one at least half),
+  or exactly what ``expected_files(task)`` says. The kit's ``target_file_max_bytes`` is what a file of the
+  table costs before its rows (the data bytes of a one-row file: column chunk headers, dictionaries,
+  statistics) plus the inputs' row bytes over n, so that rolling at it writes about n files even when, as in
+  the kit's small tables, a file's fixed bytes outweigh its rows; "row bytes" are a file's data bytes less that
+  fixed part;
 * **the declared sort holds** (unless ``sorts=False``): with sort columns, rows are ordered within each file and
   the files are contiguous runs of that order; linear is a lexicographic order (nulls first), z-order and Hilbert
   the curve key of :mod:`hudi_cluster_core.io.curves` (one sort column: linear). The sort columns come from the
@@ -140,16 +144,39 @@ def group_task(strategy, case: ExecutionInput, *, group_metadata: Callable[[Exec
     )  # fmt: skip
     group = PlanGroup(0, case.partition, inputs, case.num_output_file_groups,
                       dict(group_metadata(case)) if group_metadata else {})  # fmt: skip
-    # the target from the inputs' data (column chunks; log files whole): files roll on data bytes, and small test
-    # files are mostly footer, which would let one file hold everything
-    input_bytes = sum(_data_bytes(pq.read_metadata(s.base_file, filesystem=storage.fs)) for s in inputs if s.base_file)
-    input_bytes += sum(storage.size(p) for s in inputs for p in s.log_files)
-    target = max(1, math.ceil(input_bytes / case.num_output_file_groups))
+    # the target: a file's fixed bytes plus its share of the inputs' row bytes (column chunks, less each file's
+    # fixed bytes; log files whole). Files roll on data bytes, and the kit's small files are mostly fixed bytes:
+    # a target of the inputs' data bytes over n would let one file hold everything, or roll at every row.
+    bases = [pq.read_metadata(s.base_file, filesystem=storage.fs) for s in inputs if s.base_file]
+    fixed = file_overhead(storage, next((s.base_file for s in inputs if s.base_file), None))
+    row_bytes = sum(_data_bytes(metadata) - fixed for metadata in bases)
+    row_bytes += sum(storage.size(p) for s in inputs for p in s.log_files)
+    rows = sum(metadata.num_rows for metadata in bases)
+    target = fixed + max(1, math.ceil(max(row_bytes, rows) / case.num_output_file_groups))
     raw_params = {SORT_COLUMNS: ",".join(case.sort_columns)} if case.sort_columns else {}
     job = {LAYOUT_KEY: case.layout, **(settings or {})}
     params = strategy_params(strategy, dict(raw_params)) if getattr(strategy, "params_model", None) else None
     return GroupTask(storage.base_uri, case.instant_time, group, strategy, params, raw_params, job,
                      ParquetOptions(bloom_enabled=False), target, True, "0-1-0")  # fmt: skip
+
+
+_OVERHEAD: dict[str, int] = {}
+
+
+def file_overhead(storage, base_file: str | None) -> int:
+    """The data bytes of a one-row file of ``base_file``'s rows, written as the core writes base files: what a
+    file of that table costs before its rows (0 without a base file). Cached per file."""
+    if base_file is None:
+        return 0
+    if base_file not in _OVERHEAD:
+        from ..write.base_file import parquet_writer
+
+        row = pq.read_table(base_file, filesystem=storage.fs).slice(0, 1)
+        sink = pa.BufferOutputStream()
+        with parquet_writer(sink, row.schema, ParquetOptions(bloom_enabled=False), sample=row) as writer:
+            writer.write_table(row)
+        _OVERHEAD[base_file] = _data_bytes(pq.read_metadata(pa.BufferReader(sink.getvalue())))
+    return _OVERHEAD[base_file]
 
 
 def _read_inputs(task: GroupTask) -> pa.Table:
@@ -257,14 +284,18 @@ def _check_file_count(strategy, task: GroupTask, rows: int, files, expected_file
         return
     planned = max(1, min(task.num_output_file_groups, rows))
     low, high = math.ceil(planned / 2), 2 * planned
-    # files rolled at the target by data written (as Hudi rolls them): none far above it, all but one at least half
-    target = task.target_file_max_bytes
-    rolled = bool(sizes) and all(size <= 1.5 * target for size in sizes) and sum(size < target / 2 for size in sizes) <= 1
+    # files rolled at the target by data written (as Hudi rolls them): judged on row bytes (a file's data bytes
+    # less its fixed bytes), none far above the target's, all but one at least half of it
+    fixed = file_overhead(task.storage, next((s.base_file for s in task.group.slices if s.base_file), None))
+    share = task.target_file_max_bytes - fixed
+    payload = [size - fixed for size in sizes]
+    rolled = bool(payload) and all(p <= 1.5 * share for p in payload) and sum(p < share / 2 for p in payload) <= 1
     if not (rolled or low <= len(files) <= high):
+        shown = ", ".join(str(p) for p in sorted(payload)[:6]) + (", ..." if len(payload) > 6 else "")
         fail(strategy, HOOK, "output file count follows the plan's numOutputFileGroups",
              f"{len(files)} file(s) for {rows} rows, the plan's numOutputFileGroups = {task.num_output_file_groups}: "
-             f"accepted {low}..{high} files, or files rolled at the target {target} B "
-             f"(their data bytes: {', '.join(str(z) for z in sorted(sizes)[-6:])}{', ...' if len(sizes) > 6 else ''})")  # fmt: skip
+             f"accepted {low}..{high} files, or files rolled at the target (row bytes {share} B a file; theirs: "
+             f"{shown})")  # fmt: skip
 
 
 def _data_bytes(metadata) -> int:
