@@ -1,15 +1,17 @@
 """The table's listing (issue 20.6): the file-system view reads the metadata table's ``files`` partition where the
 table has one (as Apache Hudi's readers do), else storage, once per run; footers only when a strategy asks.
 
-* On tables Apache Hudi 1.1.1 wrote (archived, MOR with log files, an insert_overwrite, a rollback, writes that
-  died before their commit, after our clustering commit and the Hudi clean that follows it), the view over
+* On tables Apache Hudi 1.1.1 wrote (archived, MOR with log files, an insert_overwrite, a rollback, writes in flight
+  or failed before their commit and then rolled back by Hudi, with our clustering pending, after its commit and the
+  Hudi clean that follows it), the view over
   the MDT listing gives exactly the file slices the view over storage's listing gives, and the MDT listing equals
   Hudi's own (``HoodieBackedTableMetadata.getAllFilesInPartition``).
 * An MDT some writer left behind the data timeline is not trusted: storage is listed instead, with a warning.
 * Planning lists each partition at most once (one recursive listing of the table, or none with an MDT), asks
   storage for no file size and reads no footer for a size-based plan; a whole run lists the plan's partitions
   once more, at the commit (writers that came during the run).
-* A key-range plan reads each footer once, on several threads at once.
+* A key-range plan reads each footer once, on several threads at once, in one ranged read of the file's end (its
+  size is the listing's).
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ import logging
 import shutil
 import threading
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from hudi_cluster_core.api import cluster
@@ -130,10 +134,13 @@ def test_fixture_tables_list_the_same_through_the_mdt(spark, table_copy, name):
 
 
 @pytest.mark.parametrize("mdt_too", [False, True], ids=["died-after-its-mdt-deltacommit", "died-before-it"])
-def test_writes_that_died_before_their_commit_are_listed_by_neither(spark, mor_mdt, tmp_path, mdt_too):
+def test_writes_in_flight_or_failed_are_listed_by_neither_until_hudi_rolls_them_back(spark, mor_mdt, tmp_path, mdt_too):
+    """A write in flight and one that died look the same on storage (an inflight instant, its files): both views
+    leave its files out. Hudi's next write rolls the failed one back (its default EAGER policy): the files go, the
+    MDT records the rollback, and the views still agree."""
     base = _copy(mor_mdt, tmp_path)
-    failed = hudi_upsert(spark, base, make_updates(small_file_rows(0, 12), tag="failed"),
-                         extra_options={"hoodie.compact.inline": "false"}).instant  # fmt: skip
+    no_compaction = {"hoodie.compact.inline": "false"}
+    failed = hudi_upsert(spark, base, make_updates(small_file_rows(0, 12), tag="failed"), extra_options=no_compaction).instant
     _unfinish(base, failed, mdt_too=mdt_too)
     table, by_storage, by_mdt, mdt = _views(base)
     assert table.timeline.get(failed).state.name == "INFLIGHT"
@@ -142,11 +149,23 @@ def test_writes_that_died_before_their_commit_are_listed_by_neither(spark, mor_m
     assert all(failed not in name for p in by_mdt.partitions for name in (e.name for e in mdt.files(p)))
     assert_same_view(base, spark)
 
+    hudi_upsert(spark, base, make_updates(small_file_rows(12, 6), tag="next"), extra_options=no_compaction)
+    table, by_storage, _, _ = _views(base)
+    assert table.timeline.get(failed) is None, "Hudi rolled the failed write back"
+    assert [i for i in table.timeline.completed(("rollback",)) if i.time > failed], "a rollback instant completed"
+    assert not by_storage.pending_write_file_groups()
+    stored = {e.name for p in by_storage.partitions for e in by_storage.listing.stored_files(p)}
+    assert not [name for name in stored if failed in name], "the rollback deleted the failed write's files"
+    assert_same_view(base, spark)
 
-def test_after_our_clustering_commit_and_a_hudi_clean_after_it(spark, hudi_tables, tmp_path):
+
+def test_with_our_clustering_pending_then_committed_and_a_hudi_clean_after_it(spark, hudi_tables, tmp_path):
     base = hudi_tables.copy("cow_v9_mdt", "after-ours")
-    result = cluster(base, "scheduleAndExecute", OPTIONS)
-    assert result.completed_file and result.input_file_groups > 1
+    scheduled = cluster(base, "schedule", OPTIONS)
+    assert load_table(base).timeline.pending_clustering, "our plan is pending"
+    assert_same_view(base)
+    result = cluster(base, "execute", OPTIONS)
+    assert result.completed_file and result.input_file_groups > 1 and result.instant_time == scheduled.instant_time
     assert_same_view(base, spark)
     # Hudi's next writes clean the file groups our replacecommit replaced (the MDT records the deletions)
     for n in range(3):
@@ -225,7 +244,7 @@ def test_planning_lists_each_partition_once_and_asks_no_size(tmp_path, monkeypat
     assert [d for d, recursive in calls.lists if recursive] == [base], "one recursive listing of the table"
     data_files = [p for p in calls.infos if p.endswith(".parquet") or ".log." in p]
     assert data_files == [], "sizes come from the listing, not a request per file"
-    assert counted.get("open", 0) == 0, "a size-based plan reads no footer"
+    assert "open" not in counted and "range" not in counted, "a size-based plan reads no footer"
 
     # scheduling for real: the plan is checked against the same listing (the timeline moved by our instant alone)
     calls.reset()
@@ -281,17 +300,53 @@ def test_footers_are_read_only_for_a_strategy_that_asks_and_then_concurrently(tm
     threads: Counter = Counter()
     real = footer_stats.read_footer_stats
 
-    def read(storage, file_slice):
+    def read(storage, file_slice, reads=None):
         threads[threading.current_thread().name] += 1
-        return real(storage, file_slice)
+        return real(storage, file_slice, reads)
 
     monkeypatch.setattr(footer_stats, "read_footer_stats", read)
-    cluster(base, "schedule", OPTIONS, dry_run=True)
+    with requests.counting() as size_based:
+        cluster(base, "schedule", OPTIONS, dry_run=True)
     assert not threads, "size-based: no footer read"
 
     with requests.counting() as counted:
         result = cluster(base, "schedule", {"hoodie.clustering.plan.strategy.class": "key-range"}, dry_run=True)
     assert result.input_file_groups > 0
     eligible = len(load_table(base).view().latest_file_slices())
-    assert sum(threads.values()) == eligible == counted["open"], "each footer read once"
+    assert sum(threads.values()) == eligible, "each footer read once"
+    # one request per footer, two for the first ones read at once (ours carry a bloom filter: footers > FOOTER_READ)
+    assert eligible < counted["range"] <= eligible + footer_stats.FOOTER_THREADS, counted
+    assert "open" not in counted and counted.get("info") == size_based.get("info"), "sizes from the listing: no HEAD"
     assert len([name for name in threads if name.startswith("storage")]) >= 2, threads
+
+
+def _opened_footer_stats(storage, file_slice):
+    """The stats as read from the opened file (pyarrow asks the store for its size first): what to compare with."""
+    path = storage.join(file_slice.partition, file_slice.base_file.name)
+    with storage.open_input_file(path) as handle:
+        metadata = pq.ParquetFile(handle).metadata
+    kv = {k.decode(): v.decode() for k, v in (metadata.metadata or {}).items()}
+    return metadata.num_rows, kv.get("hoodie_min_record_key"), kv.get("hoodie_max_record_key"), metadata.serialized_size
+
+
+def test_a_footer_is_one_ranged_read_of_the_file_end_where_the_listing_gave_its_size(table_copy, monkeypatch):
+    """Files Apache Hudi wrote (footers of ~430 KiB: a bloom filter): a first footer costs a ranged read of the last
+    FOOTER_READ bytes and one of the rest; once a footer that size was met, one request each. A size that is not
+    the file's falls back to opening the file. The stats are the opened file's."""
+    table = load_table(table_copy("cow_v9_txns_simple_overwrite"))
+    slices = table.view().latest_file_slices()
+    assert len(slices) > 1 and all(s.base_file is not None and s.base_file.size for s in slices)
+    reads = footer_stats.FooterReads()
+    for n, file_slice in enumerate(slices):
+        rows, low, high, footer_bytes = _opened_footer_stats(table.storage, file_slice)
+        assert footer_bytes > footer_stats.FOOTER_READ, "a footer larger than the first read"
+        with requests.counting() as counted:
+            stats = footer_stats.read_footer_stats(table.storage, file_slice, reads)
+        assert (stats.num_rows, stats.min_record_key, stats.max_record_key) == (rows, low, high) and rows > 0
+        assert counted == {"range": 2 if n == 0 else 1}, (n, counted)
+        assert "_hoodie_record_key" in stats.columns and "c_int" not in stats.columns
+
+        wrong = replace(file_slice, base_file=replace(file_slice.base_file, size=file_slice.base_file.size - 5))
+        with requests.counting() as counted:
+            assert footer_stats.read_footer_stats(table.storage, wrong, reads) == stats
+        assert counted.get("open") == 1, "a size that is not the file's: the file is opened"

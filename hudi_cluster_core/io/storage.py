@@ -34,7 +34,8 @@ _LOCKED_GUARD = threading.Lock()
 
 class RequestCounts:
     """How many store calls this process made through :class:`Storage`, by kind (``list``, ``info`` (HEAD),
-    ``read`` (GET), ``open`` (a parquet file opened on the data path, e.g. for its footer), ``write``, ``create``
+    ``read`` (GET), ``range`` (a ranged GET: a parquet footer whose file size the listing gave), ``open`` (a parquet
+    file opened on the data path: a HEAD for its size, then its reads), ``write``, ``create``
     (exclusive), ``update`` (conditional), ``delete``): cheap enough to be always on, so a test or a benchmark can bound what a run asks of a store.
     One count is one backend call; on an object store a ``list`` is one request per 1,000 keys it returns."""
 
@@ -194,6 +195,12 @@ class Storage:
     def read_bytes(self, path: str) -> bytes:
         requests.add("read")
         return self.backend.read(path)
+
+    def read_range(self, path: str, start: int, length: int) -> bytes:
+        """``length`` bytes of ``path`` from ``start``: one ranged GET on an object store (a parquet footer read
+        where the file's size is known already), counted as one ``range``."""
+        requests.add("range")
+        return self.backend.read_range(path, start, length)
 
     def read_versioned(self, path: str) -> Versioned | None:
         """The bytes and version (ETag) of ``path``, or None; only where ``capabilities.put_if_match``."""

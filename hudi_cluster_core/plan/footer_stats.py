@@ -4,14 +4,17 @@ Footers are read only when a strategy asks (``context.slice_stats``): size-based
 from the listing. The first slice a strategy asks about has every slice it may ask about next (those offered to
 its hook, :meth:`FooterStats.expect`) read with it, concurrently, on a pool of threads: a footer is a request or
 two to an object store, waited for, so reading them one after another would cost a round trip each. Each footer is
-read at most once per plan.
+read at most once per plan, in one ranged read of the file's end where the listing gave its size (opening the file
+would ask the store for its size first: a second round trip per footer).
 """
 
 from __future__ import annotations
 
+import io
 import threading
 from collections.abc import Iterable
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..io.storage import Storage, in_parallel
@@ -19,27 +22,96 @@ from ..table import FileSlice
 from .model import SliceStats
 
 FOOTER_THREADS = 16  # footers read at once: each is a small ranged read, so the pool waits on the store, not a core
+# bytes of a file's end read in one request: what Arrow's parquet reader asks for first too, so a footer of up to a
+# few hundred columns' chunks is in it; a larger one costs one more ranged read
+FOOTER_READ = 64 << 10
+FOOTER_READ_MAX = 4 << 20  # a wider footer than this is read in two requests
+_MAGIC = b"PAR1"
 
 
-def read_footer_stats(storage: Storage, file_slice: FileSlice) -> SliceStats:
+class _FileEnd(io.RawIOBase):
+    """A parquet file of known size as pyarrow reads it, its last bytes read already; a read before them (a footer
+    larger than :data:`FOOTER_READ`) is one more ranged read."""
+
+    def __init__(self, storage: Storage, path: str, size: int, tail: bytes):
+        super().__init__()
+        self.storage, self.path, self.size, self.tail = storage, path, size, tail
+        self.tail_start, self.position = size - len(tail), 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        origin = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.size}[whence]
+        self.position = max(0, origin + offset)
+        return self.position
+
+    def read(self, size: int | None = -1) -> bytes:  # type: ignore[override]
+        start = min(self.position, self.size)
+        end = self.size if size is None or size < 0 else min(self.size, start + size)
+        before = min(end, self.tail_start) - start  # bytes to read that the tail does not hold
+        data = self.storage.read_range(self.path, start, before) if before > 0 else b""
+        data += self.tail[max(0, start - self.tail_start) : max(0, end - self.tail_start)]
+        self.position = end
+        return data
+
+
+class FooterReads:
+    """How much of a file's end to read first: :data:`FOOTER_READ`, or the largest footer met so far in this plan
+    (up to :data:`FOOTER_READ_MAX`). A table's files have footers of much the same size (Hudi's writers put a bloom
+    filter of a fixed size in each, some hundreds of KiB), so after the first few each footer is one request."""
+
+    def __init__(self) -> None:
+        self.first = FOOTER_READ
+
+    def met(self, footer_bytes: int) -> None:
+        if footer_bytes > self.first:  # a racing smaller value is harmless: the next larger footer raises it again
+            self.first = min(footer_bytes, FOOTER_READ_MAX)
+
+
+def read_footer(storage: Storage, path: str, size: int, reads: FooterReads | None = None) -> pq.FileMetaData:
+    """The footer of the parquet file at ``path``, ``size`` bytes long as listed: one ranged read of its end (two
+    for a footer larger than ``reads.first``). A size that is not the file's (no parquet magic where its end should
+    be) or unknown (0) falls back to opening the file."""
+    reads = reads or FooterReads()
+    if size >= 2 * len(_MAGIC) + 4:
+        start = max(0, size - reads.first)
+        tail = storage.read_range(path, start, size - start)
+        if len(tail) == size - start and tail.endswith(_MAGIC):
+            metadata = pq.read_metadata(pa.PythonFile(_FileEnd(storage, path, size, tail), mode="r"))
+            reads.met(metadata.serialized_size + 2 * len(_MAGIC))  # the footer, its length and the magic
+            return metadata
+    with storage.open_input_file(path) as handle:
+        return pq.ParquetFile(handle).metadata
+
+
+def read_footer_stats(storage: Storage, file_slice: FileSlice, reads: FooterReads | None = None) -> SliceStats:
     """Row count, record-key range and per-column (min, max) of ``file_slice``'s base file, from its footer."""
     if file_slice.base_file is None:
         return SliceStats()
     path = storage.join(file_slice.partition, file_slice.base_file.name)
-    with storage.open_input_file(path) as handle:
-        metadata = pq.ParquetFile(handle).metadata
+    metadata = read_footer(storage, path, file_slice.base_file.size, reads)
     kv = {k.decode(): v.decode() for k, v in (metadata.metadata or {}).items()}
     columns: dict[str, tuple] = {}
     for group_index in range(metadata.num_row_groups):
         group = metadata.row_group(group_index)
         for column_index in range(group.num_columns):
             chunk = group.column(column_index)
-            stats = chunk.statistics
-            if stats is None or not stats.has_min_max or "." in chunk.path_in_schema:
-                continue
             name = chunk.path_in_schema
-            low, high = columns.get(name, (stats.min, stats.max))
-            columns[name] = (min(low, stats.min), max(high, stats.max))
+            if "." in name:  # a nested column's leaf: not a column a strategy can name
+                continue
+            stats = chunk.statistics
+            if stats is None or not stats.has_min_max:
+                continue
+            low, high = stats.min, stats.max  # each a conversion to a Python value: once
+            seen = columns.get(name)
+            columns[name] = (low, high) if seen is None else (min(seen[0], low), max(seen[1], high))
     return SliceStats(
         metadata.num_rows, kv.get("hoodie_min_record_key"), kv.get("hoodie_max_record_key"), columns,
     )  # fmt: skip
@@ -51,6 +123,7 @@ class FooterStats:
 
     def __init__(self, storage: Storage, threads: int | None = None):
         self.storage, self.threads = storage, max(1, threads or FOOTER_THREADS)
+        self.reads = FooterReads()
         self._read: dict[FileSlice, SliceStats] = {}
         self._expected: list[FileSlice] = []
         self._guard = threading.Lock()
@@ -79,7 +152,7 @@ class FooterStats:
             return {s: self._read[s] for s in wanted}
 
     def _read_all(self, batch: list[FileSlice]) -> dict[FileSlice, SliceStats]:
-        return dict(zip(batch, in_parallel(lambda s: read_footer_stats(self.storage, s), batch, self.threads)))
+        return dict(zip(batch, in_parallel(lambda s: read_footer_stats(self.storage, s, self.reads), batch, self.threads)))
 
 
 def footer_stats_provider(storage: Storage, threads: int | None = None) -> FooterStats:
