@@ -17,20 +17,26 @@ table has one (as Apache Hudi's readers do), else storage, once per run; footers
 from __future__ import annotations
 
 import logging
+import os
+import pickle
 import shutil
+import subprocess
+import sys
 import threading
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from hudi_cluster_core.api import cluster
 from hudi_cluster_core.io.storage import Storage, requests
 from hudi_cluster_core.plan import footer_stats
-from hudi_cluster_core.table import load_table
+from hudi_cluster_core.table import FileSlice, load_table
 from hudi_cluster_core.table.listing import MetadataTableListing, StorageListing, table_listing
+from hudi_cluster_core.table.naming import BaseFile
 from hudi_cluster_core.write.append import append
 from tests.support.apache_hudi import (
     hudi_upsert, make_small_file_table, make_updates, small_file_rows, timeline_dir, write_hudi_table,
@@ -350,3 +356,39 @@ def test_a_footer_is_one_ranged_read_of_the_file_end_where_the_listing_gave_its_
         with requests.counting() as counted:
             assert footer_stats.read_footer_stats(table.storage, wrong, reads) == stats
         assert counted.get("open") == 1, "a size that is not the file's: the file is opened"
+
+
+TIMESTAMPS = {  # name -> type: each unit the statistics are built for here, UTC-adjusted or not, and nanoseconds
+    "ts_us_utc": pa.timestamp("us", tz="UTC"), "ts_ms": pa.timestamp("ms"), "ts_us": pa.timestamp("us"),
+    "ts_ms_utc": pa.timestamp("ms", tz="UTC"), "ts_ns_utc": pa.timestamp("ns", tz="UTC"),
+}  # fmt: skip
+
+
+def _timestamp_file(path: Path, names) -> FileSlice:
+    values = [-1_724_127_382_740_206, 5, 1_724_127_382_740_206]
+    data = {n: pa.array([v // (1000 if TIMESTAMPS[n].unit == "ms" else 1) for v in values], TIMESTAMPS[n]) for n in names}
+    pq.write_table(pa.table({"_hoodie_record_key": ["a", "b", "c"], **data}), path)
+    return FileSlice("", "f", "0", BaseFile(path.name, "f", "0-0-0", "0", path.stat().st_size))
+
+
+def test_timestamp_statistics_are_pyarrows_own_without_importing_pandas(tmp_path):
+    file_slice = _timestamp_file(tmp_path / "all.parquet", TIMESTAMPS)
+    metadata = pq.read_metadata(tmp_path / "all.parquet")
+    expected = {}
+    for index in range(metadata.num_columns):
+        chunk = metadata.row_group(0).column(index)
+        expected[chunk.path_in_schema] = (chunk.statistics.min, chunk.statistics.max)
+    stats = footer_stats.read_footer_stats(Storage(str(tmp_path)), file_slice)
+    assert stats.columns == expected and repr(stats.columns) == repr(expected)
+
+    # a planner's process reading footers with ms/us timestamp columns does not import pandas (most of a second)
+    micros = _timestamp_file(tmp_path / "micros.parquet", [n for n in TIMESTAMPS if "ns" not in n])
+    script = (
+        "import sys, pickle; from hudi_cluster_core.io.storage import Storage; from hudi_cluster_core.plan import footer_stats; "
+        f"stats = footer_stats.read_footer_stats(Storage(sys.argv[1]), pickle.loads({pickle.dumps(micros)!r})); "
+        "assert stats.columns['ts_us_utc'][0].year == 1915, stats; print('pandas' in sys.modules)"
+    )  # fmt: skip
+    root = str(Path(__file__).resolve().parent.parent)
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, cwd=root,
+                          env={**os.environ, "PYTHONPATH": root}, timeout=120)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "False", (done.stdout, done.stderr[-2000:])

@@ -10,8 +10,11 @@ would ask the store for its size first: a second round trip per footer).
 
 from __future__ import annotations
 
+import datetime as dt
 import io
+import json
 import threading
+import zoneinfo
 from collections.abc import Iterable
 
 import pyarrow as pa
@@ -27,6 +30,26 @@ FOOTER_THREADS = 16  # footers read at once: each is a small ranged read, so the
 FOOTER_READ = 64 << 10
 FOOTER_READ_MAX = 4 << 20  # a wider footer than this is read in two requests
 _MAGIC = b"PAR1"
+
+
+_EPOCH = dt.datetime(1970, 1, 1)
+_UTC = zoneinfo.ZoneInfo("UTC")  # the tzinfo pyarrow gives a UTC-adjusted timestamp's statistics
+
+
+def _min_max(stats: pq.Statistics) -> tuple:
+    """``(stats.min, stats.max)``; a millisecond or microsecond timestamp's built here from the raw values, as
+    pyarrow builds them (its conversion imports pandas the first time: most of a second in a planner's process)."""
+    logical = stats.logical_type
+    if logical.type == "TIMESTAMP":
+        spec = json.loads(logical.to_json())
+        unit = spec.get("timeUnit")
+        if unit in ("milliseconds", "microseconds"):
+            tz = _UTC if spec.get("isAdjustedToUTC") else None
+            try:
+                return tuple((_EPOCH + dt.timedelta(**{unit: raw})).replace(tzinfo=tz) for raw in (stats.min_raw, stats.max_raw))
+            except OverflowError:  # beyond datetime's years: pyarrow's own conversion says what it makes of it
+                pass
+    return stats.min, stats.max
 
 
 class _FileEnd(io.RawIOBase):
@@ -109,7 +132,7 @@ def read_footer_stats(storage: Storage, file_slice: FileSlice, reads: FooterRead
             stats = chunk.statistics
             if stats is None or not stats.has_min_max:
                 continue
-            low, high = stats.min, stats.max  # each a conversion to a Python value: once
+            low, high = _min_max(stats)  # each a conversion to a Python value: once
             seen = columns.get(name)
             columns[name] = (low, high) if seen is None else (min(seen[0], low), max(seen[1], high))
     return SliceStats(
