@@ -21,8 +21,9 @@ a floor; a real region adds tens of ms per request, which is why the request cou
 | ``key-range`` | as ``plan`` with the key-range strategy, which reads every eligible footer (``FOOTER_THREADS`` at once) |
 | ``key-range-serial`` | the same, footers one at a time (only on the ``listing`` variant) |
 
-Store calls per contender (``hudi_cluster_core.io.storage.requests``: list, info (HEAD), read (GET), open (a
-parquet footer)) are counted on the first repetition.
+Store calls per contender (``hudi_cluster_core.io.storage.requests``: list, info (HEAD), read (GET), range (a
+parquet footer, one ranged GET of the file's end), open (a parquet file opened: a HEAD, then its reads)) are
+counted on the first repetition.
 
     .venv/bin/python bench/bench_planning.py --quick
     .venv/bin/python bench/bench_planning.py --sizes 1000,10000 --reps 3

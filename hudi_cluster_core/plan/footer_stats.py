@@ -75,7 +75,7 @@ class _FileEnd(io.RawIOBase):
         self.position = max(0, origin + offset)
         return self.position
 
-    def read(self, size: int | None = -1) -> bytes:  # type: ignore[override]
+    def read(self, size: int | None = -1) -> bytes:
         start = min(self.position, self.size)
         end = self.size if size is None or size < 0 else min(self.size, start + size)
         before = min(end, self.tail_start) - start  # bytes to read that the tail does not hold
