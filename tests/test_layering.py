@@ -32,6 +32,7 @@ RANKS = {
     "mdt.hfile": TABLE, "mdt.log_block": TABLE, "mdt.records": TABLE, "mdt.encoded": TABLE,
     "mdt.partition_reader": TABLE, "mdt.files_listing": TABLE,
     "plan": PLAN,
+    "report": PLAN,  # reads the table's files and index, models queries; the plan strategies score groups with it
     "run": RUN,
     "run.commit": COMMIT,
     "run.execute": DRIVER,  # runs the tasks, then commits
