@@ -23,7 +23,9 @@ a floor; a real region adds tens of ms per request, which is why the request cou
 
 Store calls per contender (``hudi_cluster_core.io.storage.requests``: list, info (HEAD), read (GET), range (a
 parquet footer, one ranged GET of the file's end), open (a parquet file opened: a HEAD, then its reads)) are
-counted on the first repetition.
+counted on the first repetition. Besides wall seconds, each contender's CPU seconds (this process's, plus the
+``cli`` contender's own process): the machine is shared, and other tenants delay a contender without adding CPU
+seconds to it.
 
     .venv/bin/python bench/bench_planning.py --quick
     .venv/bin/python bench/bench_planning.py --sizes 1000,10000 --reps 3
@@ -36,6 +38,7 @@ import contextlib
 import io
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -267,6 +270,14 @@ def _cli(uri: str, options: dict) -> dict:
     return {"input_file_groups": result["input_file_groups"], "groups": len(result["groups"])}
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its reaped children (a ``cli`` contender's process; not moto's server,
+    which runs on until the end): steadier than wall time on a shared machine, where other tenants delay us but add
+    no CPU seconds to ours."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def _counting():
     """Storage's call counters around a contender (nothing on code from before them: a "before" run)."""
     try:
@@ -285,6 +296,7 @@ def run_case(uri: str, options: dict, contenders: list[str], reps: int, proxy: L
         "key-range-serial": lambda: _plan(uri, options, KEY_RANGE, threads=1),
     }
     seconds: dict[str, list[float]] = {c: [] for c in contenders}
+    cpu: dict[str, list[float]] = {c: [] for c in contenders}
     counts: dict[str, dict] = {}
     http: dict[str, dict] = {}
     results: dict[str, dict] = {}
@@ -292,16 +304,19 @@ def run_case(uri: str, options: dict, contenders: list[str], reps: int, proxy: L
         for name in order:
             before = proxy.counts() if proxy is not None and rep == 0 else {}
             with _counting() as counted:
+                cpu_before = _cpu_seconds()
                 started = time.perf_counter()
                 results[name] = calls[name]() if name != "list" else {"entries": calls[name]()}
                 seconds[name].append(time.perf_counter() - started)
+                cpu[name].append(_cpu_seconds() - cpu_before)
             if rep == 0:
                 counts[name] = dict(counted) if name != "cli" else {}  # the CLI's calls are another process's
                 if proxy is not None:
                     http[name] = {k: v - before.get(k, 0) for k, v in proxy.counts().items() if v != before.get(k, 0)}
     shape = {c: (results[c]["input_file_groups"], results[c]["groups"]) for c in ("plan", "cli")}
     assert len(set(shape.values())) == 1, f"the CLI planned another plan: {shape}"
-    return {"seconds": {c: stats(v) for c, v in seconds.items()}, "store_calls": counts, "http_requests": http,
+    return {"seconds": {c: stats(v) for c, v in seconds.items()}, "cpu_seconds": {c: stats(v) for c, v in cpu.items()},
+            "store_calls": counts, "http_requests": http,
             "results": results, "ratios": {f"{c}/list": ratio(seconds[c], seconds["list"]) for c in contenders if c != "list"}}
 
 
@@ -359,7 +374,8 @@ def main(argv=None) -> int:
                         report.update({"files": files, "variant": variant, "store": store, "uploaded": uploaded})
                         cases.append(report)
                         print(f"{store:9} {variant:7} {files:6} files: " + ", ".join(
-                            f"{c} {report['seconds'][c]['median']:.3f}s" for c in contenders), flush=True)  # fmt: skip
+                            f"{c} {report['seconds'][c]['median']:.3f}s ({report['cpu_seconds'][c]['median']:.3f} CPU s)"
+                            for c in contenders), flush=True)  # fmt: skip
         finally:
             for proxy in proxies.values():
                 proxy.stop()
@@ -370,11 +386,12 @@ def main(argv=None) -> int:
     for case in cases:
         calls = case["http_requests"].get("plan") or case["store_calls"]["plan"]
         rows.append([case["store"], case["variant"], case["files"]]
-                    + [f"{case['seconds'][c]['median']:.3f}" if c in case["seconds"] else "-"
-                       for c in ("list", "plan", "cli", "key-range", "key-range-serial")]
+                    + [f"{case['seconds'][c]['median']:.3f} ({case['cpu_seconds'][c]['median']:.2f})" if c in case["seconds"]
+                       else "-" for c in ("list", "plan", "cli", "key-range", "key-range-serial")]
                     + [f"{case['ratios']['plan/list']['of_medians']:.2f}",
                        " ".join(f"{k}={v}" for k, v in sorted(calls.items()))])  # fmt: skip
-    print(fmt_table(["store", "variant", "files", "list s", "plan s", "cli s", "key-range s", "serial s", "plan/list",
+    print(fmt_table(["store", "variant", "files", "list s (CPU)", "plan s (CPU)", "cli s (CPU)", "key-range s (CPU)",
+                     "serial s (CPU)", "plan/list",
                      "plan's requests (HTTP behind a proxy, else Storage calls)"], rows))  # fmt: skip
     write_json(args.out, {"machine": machine(), "code_sha256": code, "code_changed_during_run": code_fingerprint() != code,
                           "loadavg_before": load_before, "loadavg_after": os.getloadavg(),

@@ -36,19 +36,28 @@ _EPOCH = dt.datetime(1970, 1, 1)
 _UTC = zoneinfo.ZoneInfo("UTC")  # the tzinfo pyarrow gives a UTC-adjusted timestamp's statistics
 
 
-def _min_max(stats: pq.Statistics) -> tuple:
+def _timestamp_unit(column: pq.ColumnSchema) -> tuple[str, dt.tzinfo | None] | None:
+    """(unit, tzinfo) of a millisecond or microsecond timestamp column, else None. Read from the schema: once per
+    column per file (a chunk's statistics would build the same logical type once per row group)."""
+    logical = column.logical_type
+    if logical.type != "TIMESTAMP":
+        return None
+    spec = json.loads(logical.to_json())
+    unit = spec.get("timeUnit")
+    if unit not in ("milliseconds", "microseconds"):
+        return None
+    return unit, (_UTC if spec.get("isAdjustedToUTC") else None)
+
+
+def _min_max(stats: pq.Statistics, timestamp: tuple[str, dt.tzinfo | None] | None) -> tuple:
     """``(stats.min, stats.max)``; a millisecond or microsecond timestamp's built here from the raw values, as
     pyarrow builds them (its conversion imports pandas the first time: most of a second in a planner's process)."""
-    logical = stats.logical_type
-    if logical.type == "TIMESTAMP":
-        spec = json.loads(logical.to_json())
-        unit = spec.get("timeUnit")
-        if unit in ("milliseconds", "microseconds"):
-            tz = _UTC if spec.get("isAdjustedToUTC") else None
-            try:
-                return tuple((_EPOCH + dt.timedelta(**{unit: raw})).replace(tzinfo=tz) for raw in (stats.min_raw, stats.max_raw))
-            except OverflowError:  # beyond datetime's years: pyarrow's own conversion says what it makes of it
-                pass
+    if timestamp is not None:
+        unit, tz = timestamp
+        try:
+            return tuple((_EPOCH + dt.timedelta(**{unit: raw})).replace(tzinfo=tz) for raw in (stats.min_raw, stats.max_raw))
+        except OverflowError:  # beyond datetime's years: pyarrow's own conversion says what it makes of it
+            pass
     return stats.min, stats.max
 
 
@@ -121,18 +130,17 @@ def read_footer_stats(storage: Storage, file_slice: FileSlice, reads: FooterRead
     path = storage.join(file_slice.partition, file_slice.base_file.name)
     metadata = read_footer(storage, path, file_slice.base_file.size, reads)
     kv = {k.decode(): v.decode() for k, v in (metadata.metadata or {}).items()}
-    columns: dict[str, tuple] = {}
+    schema, columns = metadata.schema, dict[str, tuple]()
+    # top-level columns only: a nested column's leaf is no column a strategy can name
+    top_level = [(index, schema.column(index)) for index in range(metadata.num_columns)]
+    wanted = [(index, column.path, _timestamp_unit(column)) for index, column in top_level if "." not in column.path]
     for group_index in range(metadata.num_row_groups):
         group = metadata.row_group(group_index)
-        for column_index in range(group.num_columns):
-            chunk = group.column(column_index)
-            name = chunk.path_in_schema
-            if "." in name:  # a nested column's leaf: not a column a strategy can name
-                continue
-            stats = chunk.statistics
+        for index, name, timestamp in wanted:
+            stats = group.column(index).statistics
             if stats is None or not stats.has_min_max:
                 continue
-            low, high = _min_max(stats)  # each a conversion to a Python value: once
+            low, high = _min_max(stats, timestamp)  # each a conversion to a Python value: once
             seen = columns.get(name)
             columns[name] = (low, high) if seen is None else (min(seen[0], low), max(seen[1], high))
     return SliceStats(
