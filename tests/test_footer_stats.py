@@ -1,7 +1,8 @@
 """Footers (issues 20.6, 24.3): read only when a strategy asks, then concurrently, each in one ranged read of the
 file's end (its size is the listing's: no HEAD per file), with pyarrow's statistics.
 
-* A size-based plan reads no footer; a key-range plan reads each footer once, on several threads at once.
+* A size-based plan reads no footer; a key-range plan reads each footer once, on several threads at once; so does
+  the files-per-query prediction of a plan with sort columns.
 * Files Apache Hudi wrote (footers of ~430 KiB: a bloom filter): two requests for the first footer, one for each
   after it; a size that is not the file's falls back to opening it.
 * Timestamp statistics equal pyarrow's own, without importing pandas in a planner's process.
@@ -50,14 +51,21 @@ def test_footers_are_read_only_for_a_strategy_that_asks_and_then_concurrently(tm
 
     monkeypatch.setattr(footer_stats, "read_footer_stats", read)
     with requests.counting() as size_based:
-        cluster(base, "schedule", OPTIONS, dry_run=True)
+        cluster(base, "schedule", {}, dry_run=True)
     assert not threads, "size-based: no footer read"
+    eligible = len(load_table(base).view().latest_file_slices())
+
+    # with sort columns the result predicts files per query from the footers of the plan's partitions: read once
+    # each, concurrently
+    result = cluster(base, "schedule", OPTIONS, dry_run=True)
+    assert result.files_per_query and sum(threads.values()) == eligible, threads
+    assert len([name for name in threads if name.startswith("storage")]) >= 2, threads
+    threads.clear()
 
     with requests.counting() as counted:
         result = cluster(base, "schedule", {"hoodie.clustering.plan.strategy.class": "key-range"}, dry_run=True)
-    assert result.input_file_groups > 0
-    eligible = len(load_table(base).view().latest_file_slices())
-    assert sum(threads.values()) == eligible, "each footer read once"
+    assert result.input_file_groups > 0 and result.files_per_query, "key-range sorts by the record key: a prediction"
+    assert sum(threads.values()) == eligible, "each footer read once: the prediction reads the strategy's again"
     # one request per footer, two for the first ones read at once (ours carry a bloom filter: footers > FOOTER_READ)
     assert eligible < counted["range"] <= eligible + footer_stats.FOOTER_THREADS, counted
     assert "open" not in counted and counted.get("info") == size_based.get("info"), "sizes from the listing: no HEAD"

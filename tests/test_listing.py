@@ -236,9 +236,9 @@ def test_planning_lists_each_partition_once_and_asks_no_size(tmp_path, monkeypat
     partitions = sorted(p.name for p in Path(base).iterdir() if p.is_dir() and not p.name.startswith("."))
     assert len(partitions) == 3
     calls = _Calls(monkeypatch)
-    with requests.counting() as counted:
-        result = cluster(base, "schedule", OPTIONS, dry_run=True)
-    assert result.input_file_groups == 18 and result.bytes_rewritten > 0
+    with requests.counting() as counted:  # no sort columns: no files-per-query prediction either (it reads footers)
+        result = cluster(base, "schedule", {}, dry_run=True)
+    assert result.input_file_groups == 18 and result.bytes_rewritten > 0 and not result.files_per_query
     assert calls.of_partitions(base, partitions) == Counter(dict.fromkeys(partitions, 1)), calls.lists
     assert [d for d, recursive in calls.lists if recursive] == [base], "one recursive listing of the table"
     data_files = [p for p in calls.infos if p.endswith(".parquet") or ".log." in p]

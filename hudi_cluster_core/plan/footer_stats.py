@@ -14,6 +14,7 @@ import datetime as dt
 import io
 import json
 import threading
+import weakref
 import zoneinfo
 from collections.abc import Iterable
 
@@ -186,6 +187,18 @@ class FooterStats:
         return dict(zip(batch, in_parallel(lambda s: read_footer_stats(self.storage, s, self.reads), batch, self.threads)))
 
 
+_PROVIDERS: weakref.WeakKeyDictionary[Storage, FooterStats] = weakref.WeakKeyDictionary()
+_PROVIDERS_GUARD = threading.Lock()
+
+
 def footer_stats_provider(storage: Storage, threads: int | None = None) -> FooterStats:
-    """What ``context.slice_stats`` reads in production (see :class:`FooterStats`)."""
-    return FooterStats(storage, threads)
+    """What ``context.slice_stats`` reads in production (see :class:`FooterStats`): one per storage object (a table
+    object and its reloads share theirs), so the files-per-query prediction of a plan reads no footer its strategy
+    read already (a base file never changes under its name). ``threads`` given: a provider of its own."""
+    if threads is not None:
+        return FooterStats(storage, threads)
+    with _PROVIDERS_GUARD:
+        provider = _PROVIDERS.get(storage)
+        if provider is None or provider.threads != max(1, FOOTER_THREADS):  # FOOTER_THREADS changed since
+            provider = _PROVIDERS[storage] = FooterStats(storage)
+        return provider
