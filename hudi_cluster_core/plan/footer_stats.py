@@ -62,6 +62,16 @@ def _min_max(stats: pq.Statistics, timestamp: tuple[str, dt.tzinfo | None] | Non
     return stats.min, stats.max
 
 
+_Column = tuple[int, str, "tuple[str, dt.tzinfo | None] | None"]  # index, path, timestamp unit (see _timestamp_unit)
+
+
+def _stats_columns(schema: pq.ParquetSchema) -> list[_Column]:
+    """The columns whose statistics are kept: top-level ones only (a nested column's leaf is no column a strategy
+    can name)."""
+    columns = [schema.column(index) for index in range(len(schema))]
+    return [(index, column.path, _timestamp_unit(column)) for index, column in enumerate(columns) if "." not in column.path]
+
+
 class _FileEnd(io.RawIOBase):
     """A parquet file of known size as pyarrow reads it, its last bytes read already; a read before them (a footer
     larger than :data:`FOOTER_READ`) is one more ranged read."""
@@ -102,6 +112,17 @@ class FooterReads:
 
     def __init__(self) -> None:
         self.first = FOOTER_READ
+        self._schemas: list[tuple[pq.ParquetSchema, list[_Column]]] = []
+
+    def columns(self, schema: pq.ParquetSchema) -> list[_Column]:
+        """The columns of ``schema`` statistics are kept for, worked out once per schema met (a table's files share
+        one, or a few after schema changes): comparing schemas costs ~1% of reading them column by column."""
+        for known, columns in self._schemas:
+            if schema.equals(known):
+                return columns
+        columns = _stats_columns(schema)
+        self._schemas = [(schema, columns)] + self._schemas[:7]  # replaced whole: readers on other threads see either
+        return columns
 
     def met(self, footer_bytes: int) -> None:
         if footer_bytes > self.first:  # a racing smaller value is harmless: the next larger footer raises it again
@@ -131,10 +152,8 @@ def read_footer_stats(storage: Storage, file_slice: FileSlice, reads: FooterRead
     path = storage.join(file_slice.partition, file_slice.base_file.name)
     metadata = read_footer(storage, path, file_slice.base_file.size, reads)
     kv = {k.decode(): v.decode() for k, v in (metadata.metadata or {}).items()}
-    schema, columns = metadata.schema, dict[str, tuple]()
-    # top-level columns only: a nested column's leaf is no column a strategy can name
-    top_level = [(index, schema.column(index)) for index in range(metadata.num_columns)]
-    wanted = [(index, column.path, _timestamp_unit(column)) for index, column in top_level if "." not in column.path]
+    columns: dict[str, tuple] = {}
+    wanted = (reads or FooterReads()).columns(metadata.schema)
     for group_index in range(metadata.num_row_groups):
         group = metadata.row_group(group_index)
         for index, name, timestamp in wanted:
