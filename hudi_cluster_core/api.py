@@ -7,14 +7,14 @@ import json
 import logging
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from . import clock, interrupts
 from .config import load_config
 from .errors import ConfigError, HudiClusterError, Interrupted, PlanError, RunFailed, WriteConflict
-from .plan.avro_plan import StoredPlan, read_plan
+from .plan.avro_plan import StoredPlan, planned_file_sizes, read_plan
 from .plan.schedule import schedule
 from .plugins import StrategyRegistry, default_registry
 from .run.recovery import Ownership, claim, free_pending, recover
@@ -91,10 +91,16 @@ def _predicted(groups: list[dict]) -> tuple[PartitionEffect, ...]:
 
 def _plan_groups_json(plan: StoredPlan, table: HudiTable) -> list[dict]:
     storage = table.storage
+
+    def base_bytes(path: str) -> int:  # the size the plan's listing had; a request to storage only without one
+        if path in plan.file_sizes:
+            return plan.file_sizes[path]
+        return storage.size(path) if not plan.file_sizes and storage.exists(path) else 0
+
     return [
         {
             "partition": g.partition, "input_file_ids": list(g.file_ids),
-            "input_bytes": sum(storage.size(s.base_file) for s in g.slices if s.base_file and storage.exists(s.base_file)),
+            "input_bytes": sum(base_bytes(s.base_file) for s in g.slices if s.base_file),
             "output_file_count": g.num_output_file_groups,
         }
         for g in plan.groups
@@ -223,13 +229,15 @@ def _cluster(
             target = scheduled.instant_time
             if dry_run:
                 plan = read_plan(table.storage, target, scheduled.record, source="<dry-run plan>")
+                plan = replace(plan, file_sizes=planned_file_sizes(table.storage, list(scheduled.groups)))
                 return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", started,
                                     config.layout_optimize_strategy)
             if mode == "schedule":
-                table = table.reload()
-                return _plan_result(table, _load(table, target), mode, False, rolled_back, "scheduled", started,
-                                    config.layout_optimize_strategy)
-        table = table.reload()
+                return _plan_result(table, _load(table.reload(own_instants=(target,)), target), mode, False,
+                                    rolled_back, "scheduled", started, config.layout_optimize_strategy)  # fmt: skip
+        # the plan's files were listed when it was checked (or planned, in this run): not listed again unless the
+        # timeline moved since (instants of this run's own aside)
+        table = table.reload(own_instants=(target,))
         plan = _load(table, target)
         if dry_run:
             return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", started,

@@ -40,8 +40,8 @@ def make_table(base, version):
 def files_of_uncommitted_instants(base):
     table = load_table(base)
     committed = {i.time for i in table.timeline.completed()}
-    view = table.view()
-    return [e.name for p in view.partitions for e in view._listing[p]
+    view = table.view(from_storage=True)  # storage's files: uncommitted ones are in no metadata table
+    return [e.name for p in view.partitions for e in view.listing.files(p)
             if (b := parse_base_file(e.name)) and b.instant not in committed]  # fmt: skip
 
 

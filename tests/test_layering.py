@@ -31,6 +31,9 @@ RANKS = {
     "mdt": WRITE,  # the metadata table's HFile, log blocks, records and deltacommit: table-level writes, no plans
     "writer": WRITE,  # our own table writers (append, upsert) and their commits: rows in, no plans, no clustering
     "writer.ingest": ENTRY,  # the writers' entry point: the update strategies' hooks, then inline clustering
+    # reading the metadata table is reading the table: the view lists a table through its MDT's files partition
+    "mdt.hfile": TABLE, "mdt.log_block": TABLE, "mdt.records": TABLE, "mdt.encoded": TABLE,
+    "mdt.partition_reader": TABLE, "mdt.files_listing": TABLE,
     "plan": PLAN,
     "report": PLAN,  # reads the table's files and index, models queries; the plan strategies score groups with it
     "sort": SORT,  # sort keys, key ranges and the out-of-core sort of a group: what a task runs, no Spark
@@ -58,7 +61,8 @@ EXCEPTIONS: dict[tuple[str, str], str] = {}
 TYPE_ONLY_SEAMS = ("hookspecs", "protocols")
 # Within table/: the modules the view is built on import neither the view nor the HudiTable facade.
 BELOW_VIEW = ("table.naming", "table.timeline", "table.properties", "table.archive", "table.ownership",
-              "table.metadata_table", "table.markers", "table.lock_provider", "table.storage_lock")  # fmt: skip
+              "table.metadata_table", "table.markers", "table.lock_provider", "table.storage_lock", "table.listing",
+              "mdt.partition_reader", "mdt.files_listing")  # fmt: skip
 
 
 def _modules() -> dict[str, Path]:

@@ -11,22 +11,75 @@ write" otherwise.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import datetime as dt
 import posixpath
 import threading
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Iterator, Mapping, TypeVar
 from urllib.parse import urlparse
 
 from ..errors import StorageError
 from . import registry
 from .store import Backend, Capabilities, FileEntry, Versioned
 
-__all__ = ["FileEntry", "Storage", "open_storage"]
+__all__ = ["FileEntry", "PARALLEL_REQUESTS", "RequestCounts", "Storage", "in_parallel", "open_storage", "requests"]
 
 _LOCKED: dict[str, int] = {}  # table base -> depth of the lock provider's lock held in this process
 _LOCKED_GUARD = threading.Lock()
+
+
+class RequestCounts:
+    """How many store calls this process made through :class:`Storage`, by kind (``list``, ``info`` (HEAD),
+    ``read`` (GET), ``range`` (a ranged GET: a parquet footer whose file size the listing gave), ``open`` (a parquet
+    file opened on the data path: a HEAD for its size, then its reads), ``write``, ``create``
+    (exclusive), ``update`` (conditional), ``delete``): cheap enough to be always on, so a test or a benchmark can bound what a run asks of a store.
+    One count is one backend call; on an object store a ``list`` is one request per 1,000 keys it returns."""
+
+    def __init__(self) -> None:
+        self._counts: collections.Counter[str] = collections.Counter()
+        self._guard = threading.Lock()
+
+    def add(self, kind: str) -> None:
+        with self._guard:
+            self._counts[kind] += 1
+
+    def snapshot(self) -> dict[str, int]:
+        with self._guard:
+            return dict(self._counts)
+
+    @contextlib.contextmanager
+    def counting(self) -> Iterator[dict[str, int]]:
+        """The calls made while the ``with`` body runs (every thread of the process), filled in on leaving."""
+        before = self.snapshot()
+        delta: dict[str, int] = {}
+        try:
+            yield delta
+        finally:
+            after = self.snapshot()
+            delta.update({k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)})
+
+
+requests = RequestCounts()  # this process's, over every Storage (the metadata table's included)
+
+# Requests one call site keeps in flight at once (a footer each, a metadata-table file each): on an object store
+# each is a round trip waited for, so they overlap. 1 runs them one after another in the calling thread (the
+# deterministic simulation of tests/sim needs that: it schedules one storage operation at a time).
+PARALLEL_REQUESTS = 16
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def in_parallel(fn: Callable[[_T], _R], items: Sequence[_T], threads: int = PARALLEL_REQUESTS) -> list[_R]:
+    """``[fn(item) for item in items]``, up to ``threads`` (and :data:`PARALLEL_REQUESTS`) at once."""
+    workers = min(threads, PARALLEL_REQUESTS, len(items))
+    if workers <= 1:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(workers, thread_name_prefix="storage") as pool:
+        return list(pool.map(fn, items))
 
 
 def open_storage(base_path: str | Path, options: Mapping[str, str] | None = None) -> "Storage":
@@ -117,6 +170,7 @@ class Storage:
 
     # ---------------------------------------------------------------------------------------------- reading
     def info(self, path: str) -> FileEntry | None:
+        requests.add("info")
         return self.backend.info(path)
 
     def size(self, path: str) -> int:
@@ -130,24 +184,41 @@ class Storage:
         return self.info(path) is not None
 
     def list(self, directory: str, recursive: bool = False) -> list[FileEntry]:
+        requests.add("list")
         return self.backend.list(directory, recursive)
 
+    def open_input_file(self, path: str) -> Any:
+        """A parquet file opened for reading on the data path (``fs``), counted as one ``open``."""
+        requests.add("open")
+        return self.fs.open_input_file(path)
+
     def read_bytes(self, path: str) -> bytes:
+        requests.add("read")
         return self.backend.read(path)
+
+    def read_range(self, path: str, start: int, length: int) -> bytes:
+        """``length`` bytes of ``path`` from ``start``: one ranged GET on an object store (a parquet footer read
+        where the file's size is known already), counted as one ``range``."""
+        requests.add("range")
+        return self.backend.read_range(path, start, length)
 
     def read_versioned(self, path: str) -> Versioned | None:
         """The bytes and version (ETag) of ``path``, or None; only where ``capabilities.put_if_match``."""
+        requests.add("read")
         return self.backend.read_versioned(path)
 
     def modified_time(self, path: str) -> dt.datetime | None:
+        requests.add("info")
         return self.backend.modified_time(path)
 
     # ---------------------------------------------------------------------------------------------- writing
     def write_bytes(self, path: str, data: bytes) -> None:
+        requests.add("write")
         self.backend.write(path, data)
 
     def write_atomic(self, path: str, data: bytes) -> None:
         """Make ``path`` appear whole or not at all."""
+        requests.add("write")
         self.backend.write(path, data)
 
     def write_new(self, path: str, data: bytes) -> None:
@@ -160,24 +231,28 @@ class Storage:
         """Make ``path`` appear whole with ``data`` unless it exists; False when it already did. On a store that
         cannot create exclusively, only under a lock provider's lock (then no other writer can be here)."""
         if self.capabilities.exclusive_create:
+            requests.add("create")
             return self.backend.create_exclusive(path, data)
         if not self.under_cross_process_lock():
             raise self.commit_refusal()
         if self.exists(path):
             return False
-        self.backend.write(path, data)
+        self.write_bytes(path, data)
         return True
 
     def put_if_match(self, path: str, data: bytes, version: str | None) -> str | None:
         """Write ``data`` if ``path`` is still ``version`` (None: absent); the new version, or None when another
         writer came first. Only where ``capabilities.put_if_match`` (Hudi's storage lock)."""
+        requests.add("update")
         return self.backend.put_if_match(path, data, version)
 
     def delete_file(self, path: str) -> None:
         """Delete ``path`` if it is there (idempotent: a recovery may repeat a delete another run did)."""
+        requests.add("delete")
         self.backend.delete(path)
 
     def delete_dir(self, path: str) -> None:
+        requests.add("delete")
         self.backend.delete_tree(path)
 
     def mkdirs(self, path: str) -> None:

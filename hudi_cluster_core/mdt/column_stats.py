@@ -53,7 +53,6 @@ from ..table import HudiTable, load_table
 from ..table.metadata_table import INDEX_DEFS_DEFAULT
 from ..table.naming import parse_log_file
 from ..table.schema import table_schema
-from ..table.view import FileSystemView
 from . import index_keys
 from .column_ranges import V1, ColumnRange, UnusableStats, ValueType, from_avro, has_values, merge, merge_all
 from .commit_files import CommitFiles
@@ -203,7 +202,7 @@ def committed_file_ranges(commit: CommitFiles, table: HudiTable, columns: Sequen
     partitions = sorted(commit.write_stats)
     new = {posixpath.basename(s["path"]) for stats in commit.write_stats.values() for s in stats}
     wanted: dict[str, tuple[str, str, str]] = {}  # MDT key -> (data partition, column, file name)
-    for file_slice in FileSystemView(table.timeline).latest_file_slices(partitions=partitions):
+    for file_slice in table.view(partitions=partitions).latest_file_slices(partitions=partitions):
         names = [log_file.name for log_file in file_slice.log_files]
         names += [file_slice.base_file.name] if file_slice.base_file is not None else []
         for name in names:

@@ -20,24 +20,15 @@ from ..avro import encode_commit_metadata, schema_json
 from ..io.storage import Storage
 from ..table.naming import make_write_token, parse_base_file, parse_log_file
 from ..table.properties import load_table_config
-from ..table.timeline import State, Timeline, load_timeline
+from ..table.metadata_table import metadata_storage, metadata_timeline
+from ..table.timeline import State
+
+__all__ = ["begin", "complete", "file_group_ids", "has_instant", "metadata_storage", "metadata_timeline", "rollback",
+           "write_partition"]  # fmt: skip
 from .log_block import Records, encode_block, hfile_data_block, log_file_name, route
 
 METADATA_DIR = ".hoodie/metadata"
 OPERATION = "UPSERT_PREPPED"
-
-
-def metadata_storage(storage: Storage) -> Storage:
-    """The metadata table as a table of its own (its base path is the data table's ``.hoodie/metadata``)."""
-    return storage.at(storage.base_uri.rstrip("/") + "/" + METADATA_DIR)
-
-
-def metadata_timeline(storage: Storage) -> Timeline:
-    mdt = metadata_storage(storage)
-    config = load_table_config(mdt)
-    if config.timeline_layout_version < 2:
-        raise ValueError(f"{mdt.base}: timeline layout {config.timeline_layout_version}; only layout 2 is written")
-    return load_timeline(mdt, config)
 
 
 def file_group_ids(storage: Storage, partition: str) -> list[str]:

@@ -23,11 +23,11 @@ from typing import Any
 
 import fastavro
 
-from ..io.storage import Storage
+from ..io.storage import Storage, in_parallel
+from ..table.metadata_table import metadata_storage, metadata_timeline
 from ..table.naming import parse_base_file, parse_log_file
 from ..table.properties import load_table_config
-from ..table.timeline import load_timeline
-from .deltacommit import metadata_storage, metadata_timeline
+from ..table.timeline import Timeline, load_timeline
 from .hfile import read_hfile
 from .log_block import BlockType, HeaderKey, read_blocks
 
@@ -54,13 +54,16 @@ def _hfile_records(content: bytes, schema_text: str, wanted: Callable[[str], boo
             yield key, decode(value)
 
 
-def read_partition(storage: Storage, partition: str, wanted: Callable[[str], bool]) -> dict[str, list[dict]]:
+def read_partition(storage: Storage, partition: str, wanted: Callable[[str], bool], *, mdt_timeline: Timeline | None = None,
+                   data_pending: set[str] | None = None) -> dict[str, list[dict]]:  # fmt: skip
     """MDT key -> its records (decoded ``HoodieMetadataRecord`` dicts, oldest first) for keys ``wanted`` accepts,
-    over every file group of MDT ``partition``."""
+    over every file group of MDT ``partition``. ``mdt_timeline`` and ``data_pending`` (the instants pending on the
+    data timeline): when the caller has read them (else they are read here)."""
     mdt = metadata_storage(storage)
-    timeline = metadata_timeline(storage)
+    timeline = mdt_timeline or metadata_timeline(storage)
     mdt_done = {i.time: i.completion_time or i.time for i in timeline.completed(("deltacommit", "commit"))}
-    data_pending = {i.time for i in load_timeline(storage, load_table_config(storage)).pending()}
+    if data_pending is None:
+        data_pending = {i.time for i in load_timeline(storage, load_table_config(storage)).pending()}
 
     bases: dict[str, tuple[str, str]] = {}  # file id -> (instant, file name) of its latest committed base
     logs: dict[str, list[tuple[str, int, str, str]]] = {}
@@ -79,16 +82,23 @@ def read_partition(storage: Storage, partition: str, wanted: Callable[[str], boo
     found: dict[str, list[dict]] = {}
     for file_id in sorted(set(bases) | set(logs)):
         base_instant, base_name = bases.get(file_id, ("", ""))
+        # compacted into the base file: the log files of deltacommits completed at or before its instant
+        names = [name for completion, _, _, name in sorted(logs.get(file_id, [])) if completion > base_instant]
+        contents = _read_all(mdt, [mdt.join(partition, n) for n in ([base_name] if base_name else []) + names])
         if base_name:
-            for key, record in _hfile_records(mdt.read_bytes(mdt.join(partition, base_name)), "", wanted):
+            for key, record in _hfile_records(contents.pop(0), "", wanted):
                 found.setdefault(key, []).append(record)
-        for completion, _, _, name in sorted(logs.get(file_id, [])):
-            if completion <= base_instant:
-                continue  # compacted into the base file
-            for block in read_blocks(mdt.read_bytes(mdt.join(partition, name)), f"{partition}/{name}", skip_corrupt=True):
+        for name, content in zip(names, contents):
+            for block in read_blocks(content, f"{partition}/{name}", skip_corrupt=True):
                 if block.type is BlockType.HFILE_DATA:
                     for key, record in _hfile_records(block.content, block.header.get(HeaderKey.SCHEMA, ""), wanted):
                         found.setdefault(key, []).append(record)
                 elif block.type is not BlockType.DELETE:
                     raise ValueError(f"MDT log {partition}/{name}: block type {block.type.name} is not read here")
     return found
+
+
+def _read_all(storage: Storage, paths: list[str]) -> list[bytes]:
+    """The bytes of ``paths`` (one file group's base and log files), read at once: on an object store each is a
+    round trip, and a file group's log files are many until the MDT compacts them."""
+    return in_parallel(storage.read_bytes, paths)

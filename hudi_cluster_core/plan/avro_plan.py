@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import posixpath
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -67,6 +68,20 @@ def build_requested_replace_metadata(
     return {"operationType": "CLUSTER", "clusteringPlan": plan, "extraMetadata": {}, "version": 1}
 
 
+def planned_file_sizes(storage: Storage, groups: list[PlannedGroup]) -> dict[str, int]:
+    """Path as a plan of ``groups`` names it (no scheme) -> size, as the view had it when they were planned."""
+    sizes: dict[str, int] = {}
+    directories: dict[str, str] = {}  # partition -> its directory as a plan's paths name it, without the scheme
+    for group in groups:
+        for s in group.slices:
+            directory = directories.get(s.partition)
+            if directory is None:
+                directory = directories[s.partition] = storage.strip_scheme(storage.qualified(storage.join(s.partition)))
+            for f in ((s.base_file,) if s.base_file else ()) + tuple(s.log_files):
+                sizes[posixpath.join(directory, f.name)] = f.size
+    return sizes
+
+
 @dataclass(frozen=True)
 class InputSlice:
     partition: str
@@ -100,6 +115,16 @@ class StoredPlan:
     strategy_params: Mapping[str, str]
     groups: tuple[PlanGroup, ...]
     preserve_hoodie_metadata: bool
+    # path as the plan names it (no scheme) -> size, from the listing the plan was checked against or built from
+    # (empty: not known; read from storage where needed)
+    file_sizes: Mapping[str, int] = field(default_factory=dict)
+
+    def input_bytes(self, group: PlanGroup) -> int | None:
+        """The bytes of every file ``group`` reads, when :attr:`file_sizes` knows them all."""
+        paths = [p for s in group.slices for p in (s.base_file, *s.log_files) if p]
+        if not all(p in self.file_sizes for p in paths):
+            return None
+        return sum(self.file_sizes[p] for p in paths)
 
 
 def _fields(record, names: tuple[str, ...], what: str, source: str) -> dict:

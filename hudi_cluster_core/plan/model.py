@@ -44,8 +44,10 @@ class SliceStats:
 class PlanContext:
     """What a plan strategy sees: the table, the validated config, and what is already pending.
 
-    ``slice_stats(slice)`` reads a slice's footer statistics (cached); the conformance kit supplies generated
-    ones, so groupers that need key ranges or column stats stay testable without files.
+    ``slice_stats(slice)`` reads a slice's footer statistics (cached; in a real plan the first call reads the
+    footers of every slice offered to the hook at once, concurrently, and a plan that never calls it reads none:
+    ``plan.footer_stats``); the conformance kit supplies generated ones, so groupers that need key ranges or
+    column stats stay testable without files.
     """
 
     table: HudiTable | None  # a real small table in the conformance kit's generated cases; None in a hand-made one

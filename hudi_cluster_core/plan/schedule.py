@@ -88,7 +88,10 @@ def schedule(
     stats = footer_stats_provider(table.storage)
     context = PlanContext(table, config, params, instant_time, pending, selection.partitions, stats)
     slices = view.latest_file_slices()
+    # footers are read only if the strategy asks, then all it may ask about at once, concurrently (footer_stats)
+    stats.expect(slices)
     eligible = call_hook(plan_strategy, "plan_select_slices", context=context, slices=slices) or []
+    stats.expect(eligible)
     groups = call_hook(plan_strategy, "plan_group_slices", context=context, slices=eligible) or []
     groups = call_hook(plan_strategy, "plan_finalize_groups", context=context, groups=groups) or []
     _check_groups(plan_strategy, eligible, groups)

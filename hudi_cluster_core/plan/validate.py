@@ -32,6 +32,7 @@ class _Checker:
         self.storage = table.storage
         self.source = source
         self._listings: dict[str, dict[str, FileEntry]] = {}
+        self.sizes: dict[str, int] = {}  # path as the plan names it (no scheme) -> size, of every file checked
 
     def fail(self, where: str, problem: str) -> PlanError:
         return PlanError(f"{self.source}: {where}: {problem}; nothing was written")
@@ -59,9 +60,10 @@ class _Checker:
                                    f"(no {PARTITION_METAFILE_PREFIX} in {self.partition_dir(partition)}); {accepted}")  # fmt: skip
 
     def listing(self, partition: str) -> dict[str, FileEntry]:
-        """The partition directory's entries by name, listed once per partition."""
+        """The files storage holds in the partition's directory, by name: the table's own listing of it (read at
+        most once per partition, and not again when the table's view read it already)."""
         if partition not in self._listings:
-            entries = self.storage.list(self.partition_dir(partition))
+            entries = self.table.listing.stored_files(partition)
             self._listings[partition] = {entry.name: entry for entry in entries}
         return self._listings[partition]
 
@@ -86,6 +88,7 @@ class _Checker:
         entry = self.listing(input_slice.partition).get(name)
         if entry is None or entry.is_dir:
             raise self.fail(where, f"{bad} does not exist; {accepted}")
+        self.sizes[stripped] = entry.size
 
     def _same_local_directory(self, first: str, second: str) -> bool:
         """Hudi stores the base path as its writer was given it, which may go through a symlink (``/tmp`` on macOS)."""
@@ -97,9 +100,10 @@ class _Checker:
         return not registry.scheme_of(uri) or self.storage.same_store(uri)
 
 
-def validate_plan(table: HudiTable, plan: StoredPlan, source: str) -> None:
+def validate_plan(table: HudiTable, plan: StoredPlan, source: str) -> dict[str, int]:
     """Raise :class:`PlanError` naming ``source`` and the first bad path unless every path of ``plan`` names an
-    existing file of its slice's file group, directly in an existing partition of ``table``."""
+    existing file of its slice's file group, directly in an existing partition of ``table``; returns the size of
+    every file the plan names, by its path in the plan (no scheme), as the listing has it."""
     checker = _Checker(table, source)
     for group in plan.groups:
         for input_slice in group.slices:
@@ -114,3 +118,4 @@ def validate_plan(table: HudiTable, plan: StoredPlan, source: str) -> None:
             uris = input_slice.log_file_uris or input_slice.log_files
             for uri, stripped in zip(uris, input_slice.log_files):
                 checker.check_file(where, input_slice, uri, stripped, "log file")
+    return checker.sizes

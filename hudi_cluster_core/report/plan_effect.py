@@ -21,10 +21,8 @@ def _sort_columns(plan: StoredPlan) -> list[str]:
 def _file_ranges(table: HudiTable, partitions: set[str], columns: Sequence[str]) -> dict[Hashable, FileRanges]:
     stats = footer_stats_provider(table.storage)
     files: dict[Hashable, FileRanges] = {}
-    for file_slice in table.view().latest_file_slices(partitions=partitions):
-        if file_slice.base_file is None:
-            continue
-        st = stats(file_slice)
+    slices = [s for s in table.view().latest_file_slices(partitions=partitions) if s.base_file is not None]
+    for file_slice, st in stats.read_all(slices).items():  # every footer at once, concurrently
         ranges = {c: st.columns[c] for c in columns if c in st.columns}
         if "_hoodie_record_key" in columns and st.min_record_key is not None:
             ranges["_hoodie_record_key"] = (st.min_record_key, st.max_record_key or st.min_record_key)

@@ -52,8 +52,9 @@ def _planned_files(plan: StoredPlan) -> dict[FileGroupId, set[str]]:
 
 
 def find_conflicts(table: HudiTable, plan: StoredPlan) -> list[Conflict]:
-    """Writes that touched the plan's input file groups after it was made, or are touching them now."""
-    view = table.view()
+    """Writes that touched the plan's input file groups after it was made, or are touching them now (``table`` read
+    just now: its timeline, and a listing of the plan's partitions alone, read here)."""
+    view = table.view(partitions={g.partition for g in plan.groups})
     planned = _planned_files(plan)
     conflicts: list[Conflict] = []
     in_flight = view.pending_write_file_groups()
@@ -75,7 +76,7 @@ def find_conflicts(table: HudiTable, plan: StoredPlan) -> list[Conflict]:
                                       committed=name))  # fmt: skip
         for name in sorted(names - now):
             conflicts.append(Conflict(group_id, "", f"planned file {name} is no longer part of the table"))
-    replaced_by_others = _replaced_since(table, plan)
+    replaced_by_others = {g: t for g, t in view.replacing_instants().items() if t != plan.instant_time}
     for group_id in sorted(set(planned) & set(replaced_by_others)):
         instant = replaced_by_others[group_id]
         conflicts.append(Conflict(group_id, instant, f"replaced by replacecommit {instant}"))
@@ -114,8 +115,3 @@ def _instant_of(file_slice, name: str) -> str:
     if file_slice.base_file is not None and file_slice.base_file.name == name:
         return file_slice.base_file.instant
     return next((log.instant for log in file_slice.log_files if log.name == name), "")
-
-
-def _replaced_since(table: HudiTable, plan: StoredPlan) -> dict[FileGroupId, str]:
-    """Input groups another completed replacecommit (insert_overwrite, another clustering) replaced."""
-    return {g: t for g, t in table.view().replacing_instants().items() if t != plan.instant_time}

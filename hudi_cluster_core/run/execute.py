@@ -58,8 +58,8 @@ def load_stored_plan(table: HudiTable, instant_time: str) -> StoredPlan:
     requested = table.timeline.requested_file(instant_time)
     source = table.timeline.path_of(requested.file_name if requested else instant.file_name)
     plan = read_plan(table.storage, instant_time, record, source=source)
-    validate_plan(table, plan, source)  # before anything is written: a plan's paths must stay inside the table
-    return plan
+    sizes = validate_plan(table, plan, source)  # before anything is written: a plan's paths must stay inside the table
+    return replace(plan, file_sizes=sizes)
 
 
 def build_tasks(
@@ -85,6 +85,12 @@ def build_tasks(
         )  # fmt: skip
         for group in plan.groups
     ]
+
+
+def _input_bytes(plan: StoredPlan, task: GroupTask) -> int:
+    """The group's bytes as the plan's validation listed them (else a request per file, on an object store)."""
+    known = plan.input_bytes(task.group)
+    return task.input_bytes() if known is None else known
 
 
 def split_groups(tasks: list[GroupTask], input_bytes: list[int], *, cores: int, read_parallelism: int) -> list[GroupTask]:
@@ -133,7 +139,7 @@ def execute_plan(
         inflight = timeline.clustering_file_name(plan.instant_time, State.INFLIGHT)
         table.storage.write_atomic(timeline.path_of(inflight), b"")
     failpoint("after-inflight")
-    input_bytes = [task.input_bytes() for task in tasks]
+    input_bytes = [_input_bytes(plan, task) for task in tasks]
 
     cores = int(spark.sparkContext.defaultParallelism)
     units = split_groups(tasks, input_bytes, cores=cores, read_parallelism=config.group_read_parallelism)

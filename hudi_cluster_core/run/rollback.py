@@ -46,9 +46,9 @@ def partial_files(table: HudiTable, instant_time: str) -> set[str]:
     """Relative paths of every data file instant ``instant_time`` wrote (it must not be completed)."""
     storage = table.storage
     found = {f for f in marked_files(table, instant_time) if storage.exists(storage.join(f))}
-    view = table.view()
+    view = table.view(from_storage=True)  # uncommitted files: the metadata table never lists them
     for partition in view.partitions:
-        for entry in view._listing.get(partition, []):
+        for entry in view.listing.files(partition):
             base = parse_base_file(entry.name)
             if base and base.instant == instant_time:
                 found.add(f"{partition}/{entry.name}" if partition else entry.name)
@@ -66,9 +66,9 @@ def duplicate_copies(table: HudiTable, instant_time: str) -> set[str]:
     deleting it under the writer would fail its write, and our upsert drops the copies of a clustering that is gone
     when it commits (``writer.bucket_upsert``)."""
     found = set()
-    view = table.view()
+    view = table.view(from_storage=True)  # uncommitted files: the metadata table never lists them
     for partition in view.partitions:
-        for entry in view._listing.get(partition, []):
+        for entry in view.listing.files(partition):
             log_file = parse_log_file(entry.name)
             if log_file is not None and log_file.instant == instant_time:
                 found.add(f"{partition}/{entry.name}" if partition else entry.name)

@@ -26,7 +26,8 @@ from collections.abc import Iterable
 
 from .. import javaprops
 from ..io.storage import Storage
-from .properties import PROPERTIES_FILE
+from .properties import PROPERTIES_FILE, load_table_config
+from .timeline import Timeline, load_timeline
 
 log = logging.getLogger(__name__)
 METADATA_DIR = ".hoodie/metadata"
@@ -39,6 +40,21 @@ FILES_PARTITION = "files"
 
 def has_metadata_table(storage: Storage) -> bool:
     return storage.exists(storage.join(METADATA_DIR))
+
+
+def metadata_storage(storage: Storage) -> Storage:
+    """The metadata table as a table of its own (its base path is the data table's ``.hoodie/metadata``)."""
+    return storage.at(storage.base_uri.rstrip("/") + "/" + METADATA_DIR)
+
+
+def metadata_timeline(storage: Storage) -> Timeline:
+    """The metadata table's timeline; ValueError unless it is layout 2 (data tables v8 and v9), the only one read
+    and written here."""
+    mdt = metadata_storage(storage)
+    config = load_table_config(mdt)
+    if config.timeline_layout_version < 2:
+        raise ValueError(f"{mdt.base}: timeline layout {config.timeline_layout_version}; only layout 2 is read here")
+    return load_timeline(mdt, config)
 
 
 def drop_metadata_table(storage: Storage) -> bool:

@@ -1,5 +1,8 @@
 """File-system view: file groups and their latest slices, as Apache Hudi and hudi-rs see them.
 
+The files come from a :class:`~.listing.PartitionListing`: the metadata table's ``files`` partition where the table
+has one (as Hudi's readers list such a table), else storage's listing; either is read once per view.
+
 A base or log file counts once its instant completed. The active timeline is only the recent part of the history:
 archival moves older instants to the archive (``archive.py``), so a file whose instant is on no state of the active
 timeline and older than its first completed write is committed too (Hudi's ``containsOrBeforeTimelineStarts``,
@@ -19,12 +22,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable
 
+from .listing import PARTITION_METAFILE_PREFIX, PartitionListing, table_listing
 from .markers import marked_files
 from .naming import BaseFile, LogFile, parse_base_file, parse_log_file
 from .timeline import State, Timeline
 
-PARTITION_METAFILE_PREFIX = ".hoodie_partition_metadata"
-_SKIPPED_TOP_DIRS = (".hoodie", "_delta_log", "metadata")
+__all__ = ["FileGroupId", "FileSlice", "FileSystemView", "PARTITION_METAFILE_PREFIX"]
 
 
 @dataclass(frozen=True, order=True)
@@ -77,10 +80,15 @@ class _GroupFiles:
 
 
 class FileSystemView:
-    def __init__(self, timeline: Timeline):
+    """The view of ``timeline``'s table over ``listing`` (default: the table's own, ``listing.table_listing``: its
+    metadata table's ``files`` partition where it has one, as Hudi's readers list it, else storage's)."""
+
+    def __init__(self, timeline: Timeline, listing: PartitionListing | None = None):
         self.timeline = timeline
         self.storage = timeline.storage
         self.config = timeline.config
+        self.listing = listing or table_listing(self.storage, self.config, timeline)
+        self._groups: dict[str, dict[str, _GroupFiles]] = {}
 
     @cached_property
     def _completion_times(self) -> dict[str, str]:
@@ -106,35 +114,24 @@ class FileSystemView:
             return False  # pending (or not a write): its files are uncommitted
         return self._timeline_start is not None and instant_time < self._timeline_start
 
-    @cached_property
-    def _listing(self) -> dict[str, list]:
-        """Partition path -> files in it, from one recursive listing."""
-        by_dir: dict[str, list] = defaultdict(list)
-        base = self.storage.base.rstrip("/")
-        for entry in self.storage.list(self.storage.base, recursive=True):
-            relative = entry.path[len(base) + 1 :]
-            top = relative.split("/", 1)[0]
-            if top in _SKIPPED_TOP_DIRS or entry.is_dir:
-                continue
-            by_dir[posixpath.dirname(relative)].append(entry)
-        if not self.config.is_partitioned:
-            return {"": by_dir.get("", [])}
-        return {
-            directory: entries
-            for directory, entries in by_dir.items()
-            if directory and any(e.name.startswith(PARTITION_METAFILE_PREFIX) for e in entries)
-        }
-
     @property
     def partitions(self) -> list[str]:
-        return sorted(self._listing)
+        return self.listing.partitions()
 
     def _group_files(self, partition: str) -> dict[str, _GroupFiles]:
+        """File id -> its committed files in ``partition`` (computed once per partition: the listing and the
+        timeline of a view never change)."""
+        found = self._groups.get(partition)
+        if found is None:
+            found = self._groups[partition] = self._read_group_files(partition)
+        return found
+
+    def _read_group_files(self, partition: str) -> dict[str, _GroupFiles]:
         extension = self.config.base_file_extension
         # v6 log names carry the base instant, not the writer's: their base file decides whether they count
         logs_by_writer = self.timeline.layout_version >= 2
         groups: dict[str, _GroupFiles] = defaultdict(_GroupFiles)
-        for entry in self._listing.get(partition, []):
+        for entry in self.listing.files(partition):
             if entry.name.endswith(extension):
                 base = parse_base_file(entry.name, entry.size)
                 if base and self.is_committed(base.instant):
@@ -191,7 +188,7 @@ class FileSystemView:
             return []
         as_of = as_of or writes[-1].time
         replaced = self.replaced_file_groups(as_of)
-        wanted = self.partitions if partitions is None else sorted(set(partitions) & set(self._listing))
+        wanted = self.partitions if partitions is None else sorted(p for p in set(partitions) if self.listing.has_partition(p))
         result = []
         for partition in wanted:
             for file_id, files in sorted(self._group_files(partition).items()):
@@ -212,10 +209,10 @@ class FileSystemView:
         return pending
 
     def group_file_names(self, partition: str) -> dict[str, dict[str, str]]:
-        """File id -> {file name: writer instant} of every base and log file in ``partition``, committed or not
-        (a v6 log name carries its base instant, which stands in for its writer's)."""
+        """File id -> {file name: writer instant} of every base and log file storage holds in ``partition``,
+        committed or not (a v6 log name carries its base instant, which stands in for its writer's)."""
         groups: dict[str, dict[str, str]] = defaultdict(dict)
-        for entry in self._listing.get(partition, []):
+        for entry in self.listing.stored_files(partition):
             parsed: BaseFile | LogFile | None = None
             if entry.name.endswith(self.config.base_file_extension):
                 parsed = parse_base_file(entry.name)
@@ -235,6 +232,7 @@ class FileSystemView:
                   if i.action in ("commit", "deltacommit", "replacecommit", "logcompaction") and i.time not in clustering}  # fmt: skip
         if not writes:
             return touched
+        self.listing.read_stored()
         for partition in self.partitions:
             for file_id, names in self.group_file_names(partition).items():
                 for writer in set(names.values()) & set(writes):

@@ -15,6 +15,7 @@ from typing import Iterator
 
 from hudi_cluster_core import clock as core_clock
 from hudi_cluster_core.io import registry
+from hudi_cluster_core.io import storage as core_storage
 from hudi_cluster_core.mdt import column_stats
 from hudi_cluster_core.plugins import call_hook
 from hudi_cluster_core.run import digest
@@ -103,6 +104,8 @@ def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterato
     saved_clock = core_clock.use(clock)
     saved_guard, ownership._HELD_GUARD = ownership._HELD_GUARD, lock
     saved_runner, core_execute.run_group_tasks = core_execute.run_group_tasks, run_group_tasks_in_process
+    # one storage operation at a time: the core's parallel reads (footers, MDT files) run in the actor's thread
+    saved_parallel, core_storage.PARALLEL_REQUESTS = core_storage.PARALLEL_REQUESTS, 1
     store.CURRENT[0] = world
     unlocked = [(p, p.__dict__.get("lock")) for p in _cached_properties() if "lock" in p.__dict__]
     for prop, _ in unlocked:
@@ -120,6 +123,7 @@ def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterato
         for prop, lock in unlocked:
             prop.lock = lock
         core_execute.run_group_tasks = saved_runner
+        core_storage.PARALLEL_REQUESTS = saved_parallel
         ownership._HELD_GUARD = saved_guard
         ownership._HELD.clear()
         core_clock.use(saved_clock)

@@ -82,9 +82,9 @@ def table_problems(base: str) -> list[str]:
     problems += [f"instant {t} completed {n} times" for t, n in completed_per_time.items() if n > 1]
     problems += [f"pending clustering {i.time} ({i.state.name})" for i in timeline.pending_clustering]
     problems += [f"pending rollback {i.time}" for i in timeline.pending_rollbacks()]
-    view = table.view()
+    view = table.view(from_storage=True)  # storage's files: uncommitted ones are in no metadata table
     for partition in view.partitions:
-        for entry in view._listing[partition]:
+        for entry in view.listing.files(partition):
             base_file = parse_base_file(entry.name)
             if base_file and not view.is_committed(base_file.instant):
                 problems.append(f"file of uncommitted instant {base_file.instant}: {partition}/{entry.name}")
