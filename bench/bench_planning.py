@@ -3,7 +3,7 @@ metadata table's ``files`` partition, in-process and as a whole process.
 
 **Tables** (built once, cached under ``bench/out/tables/``): Apache Hudi 1.1.1 writes a COW v9 table of 10
 partitions with its metadata table (``files`` only: column and partition stats off), one tiny insert commit; then
-``--commits`` commits of ours (``write.instant``, the MDT kept, as our writers commit) add small parquet files
+``--commits`` commits of ours (``writer.instant``, the MDT kept, as our writers commit) add small parquet files
 (one written once, ~5 KiB, copied under each new file group's name) until the table holds N base files, N in
 ``--sizes`` (1,000 and 10,000; ``--quick``: 1,000). Hudi's view of the table is a real one: every file is a file
 group of a completed commit, every commit is in the MDT. Two variants of each: ``mdt`` (as built) and ``listing``
@@ -104,7 +104,7 @@ def build_table(files: int, commits: int) -> dict[str, Path]:
     from hudi_cluster_core.table import load_table
     from hudi_cluster_core.table.metadata_table import drop_metadata_table
     from hudi_cluster_core.write.base_file import write_stat
-    from hudi_cluster_core.write.instant import complete_commit, writing
+    from hudi_cluster_core.writer.instant import complete_commit, writing
 
     mdt = OUT_DIR / "tables" / f"planning_mdt_f{files}_c{commits}_v1"
     listing = mdt.with_name(mdt.name.replace("_mdt_", "_listing_"))

@@ -27,7 +27,7 @@ from hudi_cluster_core.io.storage import Storage, requests
 from hudi_cluster_core.plan import footer_stats
 from hudi_cluster_core.table import FileSlice, load_table
 from hudi_cluster_core.table.naming import BaseFile
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 from tests.support.apache_hudi import small_file_rows
 
 OPTIONS = {"hoodie.clustering.plan.strategy.sort.columns": "c_int"}

@@ -26,7 +26,7 @@ from hudi_cluster_core.api import cluster
 from hudi_cluster_core.io.storage import Storage, requests
 from hudi_cluster_core.table import load_table
 from hudi_cluster_core.table.listing import MetadataTableListing, StorageListing, table_listing
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 from tests.support.apache_hudi import (
     hudi_upsert, make_small_file_table, make_updates, small_file_rows, timeline_dir, write_hudi_table,
 )  # fmt: skip
