@@ -103,9 +103,12 @@ class FileSizes:
 
 
 def input_file_sizes(table: HudiTable, plan: StoredPlan) -> list[int]:
-    """The size of every file the plan's groups replace (base and log files), as they are now."""
+    """The size of every file the plan's groups replace (base and log files), as they are now: from the listing the
+    plan was made or checked with when it has them (no request per file), else asked of storage."""
     storage = table.storage
     paths = [p for g in plan.groups for s in g.slices for p in (s.base_file, *s.log_files) if p]
+    if all(p in plan.file_sizes for p in paths):
+        return [plan.file_sizes[p] for p in paths]
     return [storage.size(p) for p in paths if storage.exists(p)]
 
 
