@@ -1,8 +1,9 @@
 """A seeded scheduler: actors run one at a time, and every storage operation is a point where it picks who runs.
 
-Each actor is a thread, but only one holds control: at a storage operation (``point``) the actor hands control to
-the scheduler, which picks the next actor from a seeded random stream (or from a recorded schedule, to replay), and
-may inject a fault at that point. What the scheduler decided is recorded as :class:`Step` s; the same steps replay
+Each actor is a thread, but only one holds control: at a storage operation (``point``) the actor itself decides the
+next step (the next actor, from a seeded random stream or from a recorded schedule, to replay, and maybe a fault to
+inject at that point) and wakes that actor directly, each actor waiting on its own semaphore: one thread switch per
+change of actor, none when the same actor goes on. What the scheduler decided is recorded as :class:`Step` s; the same steps replay
 the same run, and a shorter list of steps is a shorter schedule (unrecorded choices fall back to "the first
 runnable actor, no fault"), which is how a failure is shrunk (``tests/sim/shrink.py``).
 
@@ -96,6 +97,9 @@ class Scheduler:
         self.faults = 0
         self.in_control: Actor | None = None  # the actor running now (None: the scheduler's thread)
         self.loop_thread: int | None = None
+        self.scheduling = False  # deciding the next step (in whichever thread): the tickers' storage is no actor's
+        self.tickers: Callable[[], None] = lambda: None
+        self.stuck: BaseException | None = None  # why the schedule ended early, raised by ``run``
 
     # ------------------------------------------------------------------ set-up
     def spawn(self, name: str, body: Callable[[], None]) -> None:
@@ -104,6 +108,8 @@ class Scheduler:
     def current(self) -> Actor | None:
         """The actor this thread works for: its own thread's, or, for a helper thread (pyarrow's I/O pool reading
         a file for an actor), the actor in control; None for the scheduler's own thread (set-up, checks, timers)."""
+        if self.scheduling:
+            return None
         ident = threading.get_ident()
         actor = self.by_thread.get(ident)
         if actor is None and ident != self.loop_thread:
@@ -159,28 +165,50 @@ class Scheduler:
         raise Crash(f"{actor.name} crashed at {actor.point[0]} {actor.point[1]}")
 
     def _yield(self, actor: Actor) -> None:
-        self.back.release()
+        """Decide the next step in this thread and hand control straight to the actor chosen: no thread switch
+        when it is this one again, one switch otherwise (never through the loop's thread)."""
+        chosen = self._next()
+        if chosen is actor:
+            return
+        self._hand_to(chosen)
         actor.go.acquire()
+        self.in_control = actor
 
     # -------------------------------------------------------------------- the loop
     def run(self, tickers: Callable[[], None]) -> None:
         """Run every actor to its end; ``tickers`` fires the periodic work due (heartbeats) between steps."""
         _ACTIVE[0] = self
         self.loop_thread = threading.get_ident()
+        self.tickers = tickers
         try:
-            self._loop(tickers)
+            self._hand_to(self._next())
+            self.back.acquire()  # released once no actor is left, or the schedule is stuck
+            if self.stuck is not None:
+                raise self.stuck
         finally:
             _ACTIVE[0] = None
 
-    def _loop(self, tickers: Callable[[], None]) -> None:
+    def _next(self) -> Actor | None:
+        """The next step, drawn (or replayed) from whichever thread gave control back: the actor to run with its
+        fault set, or None when the schedule is over (every actor done, or stuck: ``stuck``)."""
+        self.scheduling, self.in_control = True, None
+        try:
+            return self._decide()
+        except BaseException as stuck:  # noqa: BLE001 - a deadlock, or a ticker's error: the loop's thread raises it
+            self.stuck = stuck
+            return None
+        finally:
+            self.scheduling = False
+
+    def _decide(self) -> Actor | None:
         while True:
             live = [a for a in self.actors if not a.done]
             if not live:
-                return
+                return None
             if len(self.steps) >= self.max_steps:
                 raise Deadlock(f"no end after {self.max_steps} steps (a livelock?): {self._describe(live)}")
             self.clock.advance(self.step_seconds)  # the same in a replay: time is a function of the steps
-            tickers()
+            self.tickers()
             runnable = [a for a in live if self._can_run(a)]
             if not runnable:
                 frozen = [t for a in live for t in (a.frozen_until, a.asleep_until) if t > self.clock.mono]
@@ -195,7 +223,8 @@ class Scheduler:
             if step.fault == "freeze" or step.fault.startswith("jump"):
                 continue
             actor.fault = step.fault
-            self._resume(actor)
+            self.in_control = actor
+            return actor
 
     def _can_run(self, actor: Actor) -> bool:
         if actor.frozen_until > self.clock.mono or actor.asleep_until > self.clock.mono:
@@ -226,15 +255,15 @@ class Scheduler:
         elif step.fault == "jump-back":
             self.clock.jump(-5.0)
 
-    def _resume(self, actor: Actor) -> None:
-        self.in_control = actor
-        if actor.thread is None:
+    def _hand_to(self, actor: Actor | None) -> None:
+        """Wake ``actor`` (starting its thread the first time), or the loop's thread when the schedule is over."""
+        if actor is None:
+            self.back.release()
+        elif actor.thread is None:
             actor.thread = threading.Thread(target=self._body, args=(actor,), name=f"sim-{actor.name}", daemon=True)
             actor.thread.start()
         else:
             actor.go.release()
-        self.back.acquire()
-        self.in_control = None
 
     def _body(self, actor: Actor) -> None:
         self.by_thread[threading.get_ident()] = actor
@@ -244,7 +273,7 @@ class Scheduler:
             actor.error = ended
         finally:
             actor.done = True
-            self.back.release()
+            self._hand_to(self._next())
 
     def _describe(self, actors: list[Actor]) -> str:
         return "; ".join(f"{a.name} at {a.point[0]} {a.point[1]}" + (" (frozen)" if a.frozen_until > self.clock.mono else "")
