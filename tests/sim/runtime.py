@@ -14,6 +14,7 @@ import sys
 from typing import Iterator
 
 from hudi_cluster_core import clock as core_clock
+from hudi_cluster_core import javaprops
 from hudi_cluster_core.io import registry
 from hudi_cluster_core.mdt import column_stats
 from hudi_cluster_core.plugins import call_hook
@@ -92,6 +93,20 @@ def _cached_properties() -> tuple[functools.cached_property, ...]:
     return tuple(found)
 
 
+_PARSE = javaprops.parse
+
+
+@functools.lru_cache(maxsize=512)
+def _properties(text: str) -> tuple[tuple[str, str], ...]:
+    return tuple(_PARSE(text).items())
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """``javaprops.parse``, remembered by text: every table opened (dozens per schedule, thousands of schedules)
+    parses one of a few ``hoodie.properties``; a pure function, so the same dict, each caller its own copy."""
+    return dict(_properties(text))
+
+
 @contextlib.contextmanager
 def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterator[None]:
     """Install the simulated parts for one schedule. ``uuid.uuid4`` (new file ids, heartbeat tokens) draws from
@@ -101,6 +116,7 @@ def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterato
     saved_clock = core_clock.use(clock)
     saved_guard, ownership._HELD_GUARD = ownership._HELD_GUARD, lock
     saved_runner, core_execute.run_group_tasks = core_execute.run_group_tasks, run_group_tasks_in_process
+    saved_parse, javaprops.parse = javaprops.parse, parse_properties
     store.CURRENT[0] = world
     unlocked = [(p, p.__dict__.get("lock")) for p in _cached_properties() if "lock" in p.__dict__]
     for prop, _ in unlocked:
@@ -118,6 +134,7 @@ def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterato
         for prop, lock in unlocked:
             prop.lock = lock
         core_execute.run_group_tasks = saved_runner
+        javaprops.parse = saved_parse
         ownership._HELD_GUARD = saved_guard
         ownership._HELD.clear()
         core_clock.use(saved_clock)

@@ -111,12 +111,11 @@ class SimBackend(Backend):
     def _list(self, directory: str, recursive: bool) -> list[FileEntry]:
         prefix = directory + "/"
         files, dirs = [], set()
-        for key, obj in sorted(world().objects.items()):
-            if not key.startswith(prefix):
-                continue
+        objects = world().objects
+        for key in sorted(k for k in objects if k.startswith(prefix)):  # a listing per step: sort only the hits
             rest = key[len(prefix):]
             if recursive or "/" not in rest:
-                files.append(FileEntry(key, len(obj.data), False))
+                files.append(FileEntry(key, len(objects[key].data), False))
             parts = rest.split("/")[:-1]
             for depth in range(1, len(parts) + 1 if recursive else min(1, len(parts)) + 1):
                 dirs.add(prefix + "/".join(parts[:depth]))
