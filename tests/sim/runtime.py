@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from hudi_cluster_core import clock as core_clock
 from hudi_cluster_core import javaprops
 from hudi_cluster_core.table import lock_provider
-from hudi_cluster_core.io import registry
+from hudi_cluster_core.io import bloom, registry
 from hudi_cluster_core.mdt import column_stats
 from hudi_cluster_core.plugins import call_hook
 from hudi_cluster_core.run import digest
@@ -147,6 +147,7 @@ def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterato
     saved_runner, core_execute.run_group_tasks = core_execute.run_group_tasks, run_group_tasks_in_process
     saved_parse, javaprops.parse = javaprops.parse, parse_properties
     pq.read_table, lock_provider.machine, ownership.machine = read_one_file, this_machine, this_machine
+    saved_threads, bloom._HASH_THREADS = bloom._HASH_THREADS, 1  # a pool per filter of a few keys: all cost
     store.CURRENT[0] = world
     unlocked = [(p, p.__dict__.get("lock")) for p in _cached_properties() if "lock" in p.__dict__]
     for prop, _ in unlocked:
@@ -166,6 +167,7 @@ def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterato
         core_execute.run_group_tasks = saved_runner
         javaprops.parse = saved_parse
         pq.read_table, lock_provider.machine, ownership.machine = _READ_TABLE, _MACHINE, _MACHINE
+        bloom._HASH_THREADS = saved_threads
         ownership._HELD_GUARD = saved_guard
         ownership._HELD.clear()
         core_clock.use(saved_clock)
