@@ -2,8 +2,8 @@
 clustering runs and a writer on the simulated store, with crashes, storage faults, clock jumps and frozen actors,
 each checked against the invariants; a failure is shrunk to a minimal replay and reported with its seed.
 
-``HUDI_SIM_SCHEDULES`` schedules (1,000) from seed ``HUDI_SIM_FIRST_SEED``, in ``HUDI_SIM_PROCESSES`` processes
-(one per core, up to 2); ``make soak`` runs 100,000.
+``HUDI_SIM_SCHEDULES`` schedules (2,000) from seed ``HUDI_SIM_FIRST_SEED``, in ``HUDI_SIM_PROCESSES`` processes
+(one per core, up to 2; ``make soak`` runs 100,000 in one per core).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tests.sim.scheduler import Step
 from tests.sim.shrink import decode, encode, report, shrink
 from tests.sim.simulation import Outcome, base_table, run_schedule
 
-SCHEDULES = int(os.environ.get("HUDI_SIM_SCHEDULES", "1000"))
+SCHEDULES = int(os.environ.get("HUDI_SIM_SCHEDULES", "2000"))
 FIRST_SEED = int(os.environ.get("HUDI_SIM_FIRST_SEED", "0"))
 PROCESSES = int(os.environ.get("HUDI_SIM_PROCESSES", str(min(2, os.cpu_count() or 1))))
 REPORTED = 3  # failures shrunk and reported (each shrink is up to a hundred replays)
