@@ -4,7 +4,8 @@ seeded scheduler, with crashes and storage faults injected, and the table checke
 
 * ``scheduler.py``: actors (threads, one running at a time), the seeded choice at every storage operation, the
   faults (a crash before or after an operation; an operation that fails, times out, or succeeds and reports
-  failure; a clock jump; an actor frozen past its heartbeat's expiry), the recorded steps a replay follows;
+  failure; a clock jump; an actor frozen past its heartbeat's expiry; an actor that goes on while its heartbeat
+  refreshes fail), the recorded steps a replay follows;
 * ``store.py``, ``clock.py``, ``runtime.py``: what is simulated (the store, the clock and heartbeat timers, the
   Spark job run in-process, the process boundary of the timeline lock), installed for one schedule;
 * ``actors.py``, ``archiver.py``: two clustering runs, a writer (upsert with an update strategy, append) and
@@ -13,8 +14,7 @@ seeded scheduler, with crashes and storage faults injected, and the table checke
 * ``shrink.py``: a failure made minimal, printed as ``seed=N`` and a replay.
 
 Not simulated (left for later): Hudi's storage-based lock provider's own code (the timeline lock excludes actors
-as ``flock`` does), storage faults in heartbeat refreshes (a frozen actor misses them instead), the cleaning of
-older versions of live file groups, and the metadata table's compaction.
+as ``flock`` does), the cleaning of older versions of live file groups, and the metadata table's compaction.
 
 Run ``python -m tests.sim run COUNT [FIRST_SEED]`` for a campaign, ``python -m tests.sim replay SEED 'STEPS'``
 to replay one (``tests/test_simulation.py`` is the one in ``make test``; ``make soak`` runs 100,000).

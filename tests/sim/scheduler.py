@@ -26,7 +26,11 @@ from hudi_cluster_core.io.store import StoreError
 from .clock import SimClock
 
 STORAGE_FAULTS = ("crash-before", "crash-after", "fail-before", "fail-after", "timeout-before", "timeout-after")
-ACTOR_FAULTS = ("freeze",)  # the actor stops (GC pause, VM freeze) long enough for its heartbeat to expire
+# "freeze": the actor stops (GC pause, VM freeze) long enough for its heartbeat to expire; "beats-fail": it goes on,
+# but for as long its heartbeat refreshes fail, time out, or write and report failure (a partition between its
+# heartbeat thread and the store), so that another actor may take its instant over while it still works on it
+ACTOR_FAULTS = ("freeze", "beats-fail")
+OUTAGE_S = 30.0  # longer than any heartbeat's tolerance (interval x misses)
 CLOCK_FAULTS = ("jump-ahead", "jump-back")
 FAULTS = STORAGE_FAULTS + ACTOR_FAULTS + CLOCK_FAULTS
 
@@ -59,6 +63,7 @@ class Actor:
     fault: str = ""  # decided for the operation it waits at
     waiting_for: "ActorLock | None" = None
     frozen_until: float = 0.0  # monotonic seconds
+    beats_fail_until: float = 0.0  # its heartbeats' refreshes fail until then
     asleep_until: float = 0.0  # waiting on purpose (a service's interval), timers running
     point: tuple[str, str] = ("start", "")
     error: BaseException | None = None  # what its body ended with (Crash for a crash)
@@ -120,8 +125,11 @@ class Scheduler:
     def point(self, op: str, path: str) -> str:
         """An actor is about to do ``op``: control goes back to the scheduler; returns the fault to inject."""
         actor = self.current()
-        if actor is None:
-            return ""  # set-up, the checks, heartbeats: not scheduled
+        if actor is None:  # set-up, the checks, heartbeats: not scheduled; a heartbeat's refresh may fail
+            fault = self.clock.refresh_fault
+            if fault in ("fail-before", "timeout-before"):
+                raise (TimeoutError if fault.startswith("timeout") else StoreError)(f"simulated {fault} of {op} {path}")
+            return fault
         if actor.dead:
             raise Crash(f"{actor.name} is dead")
         actor.point = (op, path)
@@ -137,7 +145,7 @@ class Scheduler:
 
     def after(self, fault: str, op: str, path: str) -> None:
         """The operation was done; now the fault that comes after it, if any."""
-        if fault == "crash-after":
+        if fault == "crash-after" and self.current() is not None:
             self._die(self.current())
         if fault in ("fail-after", "timeout-after"):
             raise (TimeoutError if fault.startswith("timeout") else StoreError)(f"simulated {fault} of {op} {path}")
@@ -220,7 +228,7 @@ class Scheduler:
             self.steps.append(step)
             actor = next(a for a in runnable if a.name == step.actor)
             self._apply(step, actor)
-            if step.fault == "freeze" or step.fault.startswith("jump"):
+            if step.fault in ACTOR_FAULTS or step.fault.startswith("jump"):
                 continue
             actor.fault = step.fault
             self.in_control = actor
@@ -248,8 +256,10 @@ class Scheduler:
     def _apply(self, step: Step, actor: Actor) -> None:
         if step.fault:
             self.faults += 1
-        if step.fault == "freeze":  # longer than any heartbeat's tolerance (interval x misses)
-            actor.frozen_until = self.clock.mono + 30.0
+        if step.fault == "freeze":
+            actor.frozen_until = self.clock.mono + OUTAGE_S
+        elif step.fault == "beats-fail":
+            actor.beats_fail_until = self.clock.mono + OUTAGE_S
         elif step.fault == "jump-ahead":
             self.clock.jump(30.0)
         elif step.fault == "jump-back":
