@@ -93,7 +93,7 @@ def world() -> World:
 
 
 class SimBackend(Backend):
-    capabilities = Capabilities(exclusive_create=True, put_if_match=True)
+    capabilities = Capabilities(exclusive_create=True, put_if_match=True, hudi_storage_lock=True)  # as S3's
     store_name = "simulated store"
 
     def __init__(self, base_uri: str, options: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None):
