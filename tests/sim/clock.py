@@ -37,6 +37,7 @@ class SimClock(SystemClock):
         self.owner_of_thread: Callable[[], object] = lambda: None
         self.refresh_fault = ""  # the storage fault of the timer firing now (its owner's heartbeats fail)
         self.refreshes_failed = 0
+        self.firing: object = None  # the owner of the timer firing now (whose process its thread is in)
 
     # the core's clock
     def now(self, zone: dt.tzinfo | None = None) -> dt.datetime:
@@ -67,7 +68,8 @@ class SimClock(SystemClock):
             if getattr(owner, "beats_fail_until", 0.0) > self.mono:
                 self.refresh_fault = REFRESH_FAULTS[self.refreshes_failed % len(REFRESH_FAULTS)]
                 self.refreshes_failed += 1
+            self.firing = owner
             try:
                 timer.action()
             finally:
-                self.refresh_fault = ""
+                self.refresh_fault, self.firing = "", None

@@ -16,7 +16,7 @@ import pyarrow as pa
 from hudi_cluster_core.errors import HudiClusterError
 from hudi_cluster_core.table import load_table
 
-from . import checks, lock_modes
+from . import checks, lock_modes, pids
 from .actors import Plan, actors_for
 from .clock import SimClock
 from .runtime import simulated
@@ -98,7 +98,8 @@ def run_schedule(seed: int, steps: list[Step] | None = None, *, fault_rate: floa
     problems: list[str] = []
     logging.disable(logging.CRITICAL)  # thousands of schedules: the runs' warnings are expected, not news
     try:
-        with simulated(world, clock, ActorLock(scheduler), seed), lock_modes.installed(plan.lock_mode, scheduler, URI):
+        with simulated(world, clock, ActorLock(scheduler), seed), lock_modes.installed(plan.lock_mode, scheduler, URI), \
+                pids.per_actor(scheduler):
             try:
                 scheduler.run(clock.fire_due)
             except AssertionError as stuck:
