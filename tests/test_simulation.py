@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 
@@ -143,3 +144,15 @@ def test_an_actor_is_a_process_alive_until_it_crashes_or_ends():
         alive = ownership.pid_alive
         assert [alive(pids.FIRST_PID + n) for n in range(3)] == [True, False, False]
         assert alive(os.getpid()) and ownership.os.getpid() == os.getpid()  # the checks' own process
+
+
+def test_a_schedule_given_up_leaves_no_actor_behind(monkeypatch):
+    before = run_schedule(5)
+    make = Scheduler.__init__
+    monkeypatch.setattr(Scheduler, "__init__", lambda self, *a, **k: make(self, *a, **{**k, "max_steps": 40}))
+    stuck = run_schedule(4)
+    monkeypatch.setattr(Scheduler, "__init__", make)
+    assert stuck.problems[0].startswith("schedule did not finish: no end after 40 steps")
+    assert not [t for t in threading.enumerate() if t.name.startswith("sim-")]
+    after = run_schedule(5)  # nothing of the given-up schedule reaches the next one's store
+    assert (after.steps, after.operations, after.problems) == (before.steps, before.operations, before.problems)

@@ -104,6 +104,7 @@ class Scheduler:
         self.loop_thread: int | None = None
         self.scheduling = False  # deciding the next step (in whichever thread): the tickers' storage is no actor's
         self.tickers: Callable[[], None] = lambda: None
+        self.over = False
         self.stuck: BaseException | None = None  # why the schedule ended early, raised by ``run``
 
     # ------------------------------------------------------------------ set-up
@@ -176,7 +177,7 @@ class Scheduler:
         """Decide the next step in this thread and hand control straight to the actor chosen: no thread switch
         when it is this one again, one switch otherwise (never through the loop's thread)."""
         chosen = self._next()
-        if chosen is actor:
+        if chosen is actor or self.over:  # over: a stuck schedule's actor unwinds without waiting for a turn
             return
         self._hand_to(chosen)
         actor.go.acquire()
@@ -194,11 +195,14 @@ class Scheduler:
             if self.stuck is not None:
                 raise self.stuck
         finally:
+            self.over = True  # a stuck schedule's threads unwind (``simulation._release``): no step more
             _ACTIVE[0] = None
 
     def _next(self) -> Actor | None:
         """The next step, drawn (or replayed) from whichever thread gave control back: the actor to run with its
         fault set, or None when the schedule is over (every actor done, or stuck: ``stuck``)."""
+        if self.over:
+            return None
         self.scheduling, self.in_control = True, None
         try:
             return self._decide()

@@ -142,6 +142,9 @@ def _release(scheduler: Scheduler) -> None:
         if not actor.done and actor.thread is not None:
             actor.dead = True
             actor.go.release()
+    for actor in scheduler.actors:  # all at once: each raises Crash at its next storage operation
+        if actor.thread is not None:
+            actor.thread.join(timeout=10)  # gone before the checks (and the next schedule) use the store
 
 
 def describe(outcome: Outcome) -> str:
