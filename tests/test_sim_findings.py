@@ -31,6 +31,8 @@ commit (and it is retried); only a metadata table that is missing or malformed i
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -39,8 +41,13 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from hudi_cluster_core.io.storage import Storage
 from hudi_cluster_core.table import load_table
+from hudi_cluster_core.table.storage_lock import CLOCK_DRIFT_MS, StorageLock, now_ms
 from hudi_cluster_core.write.append import append
+from tests.support.readers import assert_same_rows, read_hudi_rs
+from tests.support.runs import error_lines, make_append_table, wait_for
+from tests.test_storage_lock import BUCKET, _finish, _held_for_a_while, _lock_json, _run, s3  # noqa: F401 (s3: fixture)
 
 ARGS = {"table_name": "finding", "record_key": "id", "partition_field": "region", "precombine_field": "ts",
         "heartbeat_ms": (1000, 2)}  # fmt: skip
@@ -259,3 +266,33 @@ def test_recovery_waits_for_a_writer_between_its_heartbeat_and_its_instant(tmp_p
         table.storage.write_atomic(timeline.path_of(f"{instant}.commit.requested"), b"")
     assert recovery.wait(timeout=120) == 0, recovery.stderr.read()[-2000:]
     assert os.path.exists(beat)
+
+
+def test_a_run_whose_lease_ran_out_while_it_was_stopped_commits_nothing(s3, tmp_path):
+    """Seeds 10891, 1212 and 10990 (storage-lock schedules): a run stopped inside its commit past its lease's
+    validity; another owner took the lock over; the stopped run, once continued, wrote its timeline as if it still
+    held it. Replayed with SIGSTOP and SIGCONT on an S3 server: it now stops at its next timeline write."""
+    local = make_append_table(str(tmp_path / "table"), batches=4, rows=20)
+    before = read_hudi_rs(local)
+    s3.upload_dir(local, BUCKET, "fence")
+    holder = _run(f"s3a://{BUCKET}/fence", s3, pause="before-commit-file=6", log_dir=tmp_path, name="holder")
+    try:
+        wait_for(lambda: _held_for_a_while(s3, "fence"), timeout=300, what="the run to hold the lock in its commit")
+        os.kill(holder[0].pid, signal.SIGSTOP)  # a pause (GC, a stopped VM): its lease's renewal stops too
+        held = _lock_json(s3, "fence")
+        time.sleep(max(0.0, (held["validUntil"] + CLOCK_DRIFT_MS - now_ms()) / 1000) + 0.5)
+        storage = Storage(f"s3a://{BUCKET}/fence", s3.options())
+        taker = StorageLock(storage, validity_secs=10, renew_secs=1)  # another writer, once the lease ran out
+        assert taker.try_acquire(storage, "taker"), _lock_json(s3, "fence")
+        os.kill(holder[0].pid, signal.SIGCONT)
+        time.sleep(1.0)
+        taker.release(storage, "taker")
+    finally:
+        os.kill(holder[0].pid, signal.SIGCONT)
+        code, _, err = _finish(holder, timeout=300)
+    lines = error_lines(err)
+    assert code != 0 and len(lines) == 1 and "lease" in lines[0], err[-3000:]
+    copy = s3.download_dir(BUCKET, "fence", tmp_path / "copy")
+    timeline = sorted(p.name for p in (copy / ".hoodie" / "timeline").iterdir() if p.is_file())
+    assert not [n for n in timeline if n.endswith(".replacecommit")], timeline
+    assert_same_rows(before, read_hudi_rs(str(copy)), labels=("before", "after"))

@@ -137,8 +137,10 @@ def _hudi_lock(storage: Storage, deadline: float, wait_ms: int) -> Iterator[None
             raise LockTimeout(f"Apache Hudi's lock {lock.path} was held by {lock.holder(storage)} for over {wait_ms} ms "
                               "(hoodie.write.lock.wait_time_ms); nothing was changed")  # fmt: skip
         time.sleep(0.1)
+    check_held = getattr(lock, "check_held", None)  # a lease (the storage-based lock) can run out under its holder
+    fence = None if check_held is None else lambda: check_held(storage, token)
     try:
-        with storage.cross_process_lock():  # every other writer takes this lock too: conditional writes may relax
+        with storage.cross_process_lock(fence):  # every other writer takes this lock too: conditional writes may relax
             yield
     finally:
         lock.release(storage, token)

@@ -24,6 +24,11 @@ from .scheduler import Scheduler
 
 MODES = ("flock", "storage")
 VALIDITY_S, RENEW_S = 10, 1  # Hudi's smallest allowed: a validity of 10 renewal intervals
+# A lease cannot fence a holder that pauses between its last look at the lease and a write for longer than the
+# lease has left (Hudi's provider cannot either): the run checks before every timeline write, then writes. So a
+# "freeze" here lasts past every heartbeat's tolerance (2 s) but not past the lease (paused holders whose lease
+# does run out come from "beats-fail": their renewals fail while they go on, and they must stop by themselves).
+FREEZE_S = {"flock": 30.0, "storage": VALIDITY_S / 2}
 
 
 def provider_options(mode: str) -> dict[str, str]:
@@ -49,16 +54,16 @@ class _PerActor(MutableMapping):
 
     def __init__(self, scheduler: Scheduler):
         self.scheduler = scheduler
-        self.held: dict[str, dict[str, int]] = {}  # actor name ("" for the checks) -> its own
+        self.held: dict[str, dict] = {}  # actor name ("" for the checks) -> its own
 
-    def _mine(self) -> dict[str, int]:
+    def _mine(self) -> dict:
         actor = self.scheduler.current()
         return self.held.setdefault(actor.name if actor is not None else "", {})
 
-    def __getitem__(self, key: str) -> int:
+    def __getitem__(self, key: str):
         return self._mine()[key]
 
-    def __setitem__(self, key: str, value: int) -> None:
+    def __setitem__(self, key: str, value) -> None:
         self._mine()[key] = value
 
     def __delitem__(self, key: str) -> None:
@@ -130,13 +135,16 @@ def installed(mode: str, scheduler: Scheduler, uri: str) -> Iterator[None]:
         yield
         return
     storage = Storage(uri)
-    saved = ownership._HELD_GUARD, ownership._HELD, ownership.time, storage_lock.threading, storage_module._LOCKED
+    saved = (ownership._HELD_GUARD, ownership._HELD, ownership.time, storage_lock.threading, storage_module._LOCKED,
+             storage_module._FENCES)  # fmt: skip
     ownership._HELD_GUARD, ownership._HELD = _OwnGuard(), _PerActor(scheduler)
-    storage_module._LOCKED = _PerActor(scheduler)  # "under a lock provider's lock" is each process's own too
+    # "under a lock provider's lock" and its fence are each process's own too
+    storage_module._LOCKED, storage_module._FENCES = _PerActor(scheduler), _PerActor(scheduler)
     ownership.time, storage_lock.threading = _SimTime(scheduler), _Threading()
     lock_provider.use_lock_file(storage, lock_provider.lock_file_for(storage, provider_options(mode)))
     try:
         yield
     finally:
         lock_provider.use_lock_file(storage, None)
-        ownership._HELD_GUARD, ownership._HELD, ownership.time, storage_lock.threading, storage_module._LOCKED = saved
+        (ownership._HELD_GUARD, ownership._HELD, ownership.time, storage_lock.threading, storage_module._LOCKED,
+         storage_module._FENCES) = saved

@@ -88,13 +88,14 @@ class Scheduler:
     """Runs actors one at a time; ``steps`` replays a recorded schedule instead of drawing from the seed."""
 
     def __init__(self, seed: int, clock: SimClock, *, fault_rate: float = 0.02, steps: list[Step] | None = None,
-                 max_steps: int = 20000, step_seconds: float = 0.05):  # fmt: skip
+                 max_steps: int = 20000, step_seconds: float = 0.05, freeze_s: float = OUTAGE_S):  # fmt: skip
         self.rng = random.Random(seed)
         self.clock = clock
         self.fault_rate = fault_rate
         self.replay = list(steps) if steps is not None else None
         self.max_steps = max_steps
         self.step_seconds = step_seconds
+        self.freeze_s = freeze_s  # how long a "freeze" lasts (past every heartbeat's tolerance)
         self.actors: list[Actor] = []
         self.steps: list[Step] = []
         self.back = threading.Semaphore(0)
@@ -261,7 +262,7 @@ class Scheduler:
         if step.fault:
             self.faults += 1
         if step.fault == "freeze":
-            actor.frozen_until = self.clock.mono + OUTAGE_S
+            actor.frozen_until = self.clock.mono + self.freeze_s
         elif step.fault == "beats-fail":
             actor.beats_fail_until = self.clock.mono + OUTAGE_S
         elif step.fault == "jump-ahead":

@@ -90,7 +90,8 @@ def run_schedule(seed: int, steps: list[Step] | None = None, *, fault_rate: floa
     clock = SimClock()
     clock.mono = mono
     plan = Plan.from_seed(seed)
-    scheduler = Scheduler(seed, clock, fault_rate=plan.fault_rate if fault_rate is None else fault_rate, steps=steps)
+    scheduler = Scheduler(seed, clock, fault_rate=plan.fault_rate if fault_rate is None else fault_rate, steps=steps,
+                          freeze_s=lock_modes.FREEZE_S[plan.lock_mode])  # fmt: skip
     clock.owner_of_thread = scheduler.current
     world = World(scheduler, clock, objects)
     for name, body in actors_for(plan, URI, HEARTBEAT):
