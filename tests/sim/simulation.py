@@ -41,6 +41,10 @@ def base_table() -> tuple[dict[str, Obj], float]:
     """The objects of the initial table and the clock's time when it was done (built once per process)."""
     if not _BASE:
         from hudi_cluster_core.io.storage import Storage
+
+        from .actors import registry
+
+        registry()  # the installed strategies load here: a broken plugin is an error, not a schedule's failed runs
         from hudi_cluster_core.write.append import append, create_table
 
         from .metadata_setup import add_metadata_table
