@@ -27,6 +27,14 @@ would execute it). A commit now yields to a rollback plan of its instant. Replay
 seed=2 (``replay 2``): a storage timeout while a writer looked at the metadata table's ``hoodie.properties``
 made it delete the whole metadata table, as if the table were unreadable. A failed storage request now fails the
 commit (and it is retried); only a metadata table that is missing or malformed is dropped.
+
+seeds 10891, 1212, 10990, 3713, 11948, 13023 (schedules on an object store under Apache Hudi's storage-based lock;
+``replay 10891 'c1 a*2 c1 a*2 c1*3 k*2 c1*4 k*3 c1*2 k*2 c1 k c1*3 k c1*2 k*3 c1 c1!fail-after c1*7 a c1*5
+c1!freeze a'`` on the code of their day): a run stopped inside its timeline lock past its lease's validity; another
+run took the lock over, rolled back or committed what the stopped one was doing; the stopped run, continued,
+wrote on as if it still held the lock: a second completion of one rollback, or a replacecommit over files the
+other's rollback had deleted (every row of the replaced file groups gone). A run under that lock now stops before
+its next timeline write (its metadata table's included) once its lease has less than one renewal interval left.
 """
 
 from __future__ import annotations
