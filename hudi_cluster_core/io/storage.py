@@ -230,7 +230,8 @@ class Storage:
         if "/.hoodie/timeline/" not in "/" + path:
             return
         with _LOCKED_GUARD:
-            fences = [f for base, f in _FENCES.items() if self.base == base or self.base.startswith(base.rstrip("/") + "/")]
+            fences = [fence for base, fence in _FENCES.items()
+                      if self.base == base or self.base.startswith(base.rstrip("/") + "/")]  # fmt: skip
         for fence in fences:
             fence()
 
