@@ -35,6 +35,11 @@ run took the lock over, rolled back or committed what the stopped one was doing;
 wrote on as if it still held the lock: a second completion of one rollback, or a replacecommit over files the
 other's rollback had deleted (every row of the replaced file groups gone). A run under that lock now stops before
 its next timeline write (its metadata table's included) once its lease has less than one renewal interval left.
+
+seed=15695 (flock schedule; ``replay 15695`` on the code of its day): a run's heartbeat refresh, after another run
+had taken its instant over, rewrote the heartbeat as its own; both runs then passed the owner check at commit,
+and the first committed files the other's rollback had deleted. A refresh now stops once the heartbeat names
+another owner.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ import pyarrow as pa
 
 from hudi_cluster_core.io.storage import Storage
 from hudi_cluster_core.table import load_table
+from hudi_cluster_core.table.ownership import Heartbeat
 from hudi_cluster_core.table.storage_lock import CLOCK_DRIFT_MS, StorageLock, now_ms
 from hudi_cluster_core.write.append import append
 from tests.support.readers import assert_same_rows, read_hudi_rs
@@ -304,3 +310,39 @@ def test_a_run_whose_lease_ran_out_while_it_was_stopped_commits_nothing(s3, tmp_
     timeline = sorted(p.name for p in (copy / ".hoodie" / "timeline").iterdir() if p.is_file())
     assert not [n for n in timeline if n.endswith(".replacecommit")], timeline
     assert_same_rows(before, read_hudi_rs(str(copy)), labels=("before", "after"))
+
+
+def test_a_run_that_lost_its_instant_never_takes_its_heartbeat_back(tmp_path):
+    """Seed 15695 (``replay 15695`` on the code of its day, flock schedule): a clustering run went on executing
+    while its heartbeat refreshes failed; another run took the instant over (rolled it back, claimed it again,
+    wrote its own heartbeat); the first run's next refresh rewrote the heartbeat as its own, so the owner check at
+    commit passed for it, and it committed files the other's rollback had deleted. Replayed with two processes:
+    the first stopped (SIGSTOP) past its heartbeat's expiry while another takes the instant's heartbeat over."""
+    base = tmp_path / "t"
+    (base / ".hoodie").mkdir(parents=True)
+    instant = "20260101000000000"
+    script = textwrap.dedent(f"""
+        import time
+        from hudi_cluster_core.io.storage import Storage
+        from hudi_cluster_core.table.ownership import Heartbeat
+        Heartbeat(Storage({str(base)!r}), {instant!r}, 500, 2).start()
+        print("beating", flush=True)
+        time.sleep(60)
+    """)  # fmt: skip
+    first = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                             cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+    try:
+        assert first.stdout.readline().strip() == "beating"
+        os.kill(first.pid, signal.SIGSTOP)  # paused (or cut off from the store) past 2 x 500 ms
+        time.sleep(1.5)
+        storage = Storage(str(base))
+        taker = Heartbeat(storage, instant, 500, 2)
+        assert not taker.state().live
+        taker.start()  # another run takes the instant over
+        os.kill(first.pid, signal.SIGCONT)
+        time.sleep(2.0)  # several of the first run's refresh intervals
+        assert taker.still_owned(), taker.state()
+        taker.stop()
+    finally:
+        first.kill()
+        first.wait()

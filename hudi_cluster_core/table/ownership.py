@@ -225,6 +225,13 @@ class Heartbeat:
 
     def _refresh(self) -> None:
         try:
+            owner = self.state().owner
+            if owner is not None and owner != self.token:
+                # another run took the instant over while our beats failed or we were paused: rewriting its
+                # heartbeat would make it ours again, and the owner check at commit would pass for both runs
+                log.warning("heartbeat for %s now belongs to another run; not refreshed any more", self.instant_time)
+                self._stop.set()
+                return
             self.beat()
         except OSError as exc:  # a missed beat is tolerated; the owner check at commit catches a takeover
             log.warning("heartbeat for %s not refreshed: %s", self.instant_time, exc)
