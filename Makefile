@@ -13,8 +13,8 @@ test: setup
 
 # Crash and race campaigns at full length and signals at 40 random moments, then the writers-beside-clustering
 # soak (10 minutes with each of Hudi's update strategies: allow, reject, and duplicate on a consistent-bucket
-# table): about 85 minutes on 2 cores; then
-# the parsers' fuzzing and 100,000 simulated schedules (about 10 per second on 2 busy cores: under 3 hours).
+# table): about 85 minutes on 2 cores; then the parsers' fuzzing and 100,000 simulated schedules (about 15 per
+# second per core: under 1 hour on 2 idle cores).
 # `make test` runs a short version of each.
 soak: setup
 	HUDI_CRASH_RUNS=$${HUDI_CRASH_RUNS:-50} HUDI_RACE_ROUNDS=$${HUDI_RACE_ROUNDS:-5} \
@@ -26,9 +26,10 @@ soak: setup
 	$(MAKE) soak-simulation
 
 # The simulation of the commit protocol (tests/sim): 100,000 seeded schedules, in one process per core (`make test`
-# runs the first 1,000).
+# runs the first 2,000).
 soak-simulation: setup
-	HUDI_SIM_SCHEDULES=$${HUDI_SIM_SCHEDULES:-100000} $(PY) -m pytest -q -s tests/test_simulation.py -k seeded
+	HUDI_SIM_SCHEDULES=$${HUDI_SIM_SCHEDULES:-100000} HUDI_SIM_PROCESSES=$${HUDI_SIM_PROCESSES:-$$(nproc)} \
+		$(PY) -m pytest -q -s tests/test_simulation.py -k seeded
 
 bench: setup
 	$(PY) bench/run_all.py

@@ -27,10 +27,25 @@ would execute it). A commit now yields to a rollback plan of its instant. Replay
 seed=2 (``replay 2``): a storage timeout while a writer looked at the metadata table's ``hoodie.properties``
 made it delete the whole metadata table, as if the table were unreadable. A failed storage request now fails the
 commit (and it is retried); only a metadata table that is missing or malformed is dropped.
+
+seeds 10891, 1212, 10990, 3713, 11948, 13023 (schedules on an object store under Apache Hudi's storage-based lock;
+``replay 10891 'c1 a*2 c1 a*2 c1*3 k*2 c1*4 k*3 c1*2 k*2 c1 k c1*3 k c1*2 k*3 c1 c1!fail-after c1*7 a c1*5
+c1!freeze a'`` on the code of their day): a run stopped inside its timeline lock past its lease's validity; another
+run took the lock over, rolled back or committed what the stopped one was doing; the stopped run, continued,
+wrote on as if it still held the lock: a second completion of one rollback, or a replacecommit over files the
+other's rollback had deleted (every row of the replaced file groups gone). A run under that lock now stops before
+its next timeline write (its metadata table's included) once its lease has less than one renewal interval left.
+
+seed=15695 (flock schedule; ``replay 15695`` on the code of its day): a run's heartbeat refresh, after another run
+had taken its instant over, rewrote the heartbeat as its own; both runs then passed the owner check at commit,
+and the first committed files the other's rollback had deleted. A refresh now stops once the heartbeat names
+another owner.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -39,8 +54,14 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from hudi_cluster_core.io.storage import Storage
 from hudi_cluster_core.table import load_table
+from hudi_cluster_core.table.ownership import Heartbeat
+from hudi_cluster_core.table.storage_lock import CLOCK_DRIFT_MS, StorageLock, now_ms
 from hudi_cluster_core.writer.append import append
+from tests.support.readers import assert_same_rows, read_hudi_rs
+from tests.support.runs import error_lines, make_append_table, wait_for
+from tests.test_storage_lock import BUCKET, _finish, _held_for_a_while, _lock_json, _run, s3  # noqa: F401 (s3: fixture)
 
 ARGS = {"table_name": "finding", "record_key": "id", "partition_field": "region", "precombine_field": "ts",
         "heartbeat_ms": (1000, 2)}  # fmt: skip
@@ -259,3 +280,69 @@ def test_recovery_waits_for_a_writer_between_its_heartbeat_and_its_instant(tmp_p
         table.storage.write_atomic(timeline.path_of(f"{instant}.commit.requested"), b"")
     assert recovery.wait(timeout=120) == 0, recovery.stderr.read()[-2000:]
     assert os.path.exists(beat)
+
+
+def test_a_run_whose_lease_ran_out_while_it_was_stopped_commits_nothing(s3, tmp_path):
+    """Seeds 10891, 1212 and 10990 (storage-lock schedules): a run stopped inside its commit past its lease's
+    validity; another owner took the lock over; the stopped run, once continued, wrote its timeline as if it still
+    held it. Replayed with SIGSTOP and SIGCONT on an S3 server: it now stops at its next timeline write."""
+    local = make_append_table(str(tmp_path / "table"), batches=4, rows=20)
+    before = read_hudi_rs(local)
+    s3.upload_dir(local, BUCKET, "fence")
+    holder = _run(f"s3a://{BUCKET}/fence", s3, pause="before-commit-file=6", log_dir=tmp_path, name="holder")
+    try:
+        wait_for(lambda: _held_for_a_while(s3, "fence"), timeout=300, what="the run to hold the lock in its commit")
+        os.kill(holder[0].pid, signal.SIGSTOP)  # a pause (GC, a stopped VM): its lease's renewal stops too
+        held = _lock_json(s3, "fence")
+        time.sleep(max(0.0, (held["validUntil"] + CLOCK_DRIFT_MS - now_ms()) / 1000) + 0.5)
+        storage = Storage(f"s3a://{BUCKET}/fence", s3.options())
+        taker = StorageLock(storage, validity_secs=10, renew_secs=1)  # another writer, once the lease ran out
+        assert taker.try_acquire(storage, "taker"), _lock_json(s3, "fence")
+        os.kill(holder[0].pid, signal.SIGCONT)
+        time.sleep(1.0)
+        taker.release(storage, "taker")
+    finally:
+        os.kill(holder[0].pid, signal.SIGCONT)
+        code, _, err = _finish(holder, timeout=300)
+    lines = error_lines(err)
+    assert code != 0 and len(lines) == 1 and "lease" in lines[0], err[-3000:]
+    copy = s3.download_dir(BUCKET, "fence", tmp_path / "copy")
+    timeline = sorted(p.name for p in (copy / ".hoodie" / "timeline").iterdir() if p.is_file())
+    assert not [n for n in timeline if n.endswith(".replacecommit")], timeline
+    assert_same_rows(before, read_hudi_rs(str(copy)), labels=("before", "after"))
+
+
+def test_a_run_that_lost_its_instant_never_takes_its_heartbeat_back(tmp_path):
+    """Seed 15695 (``replay 15695`` on the code of its day, flock schedule): a clustering run went on executing
+    while its heartbeat refreshes failed; another run took the instant over (rolled it back, claimed it again,
+    wrote its own heartbeat); the first run's next refresh rewrote the heartbeat as its own, so the owner check at
+    commit passed for it, and it committed files the other's rollback had deleted. Replayed with two processes:
+    the first stopped (SIGSTOP) past its heartbeat's expiry while another takes the instant's heartbeat over."""
+    base = tmp_path / "t"
+    (base / ".hoodie").mkdir(parents=True)
+    instant = "20260101000000000"
+    script = textwrap.dedent(f"""
+        import time
+        from hudi_cluster_core.io.storage import Storage
+        from hudi_cluster_core.table.ownership import Heartbeat
+        Heartbeat(Storage({str(base)!r}), {instant!r}, 500, 2).start()
+        print("beating", flush=True)
+        time.sleep(60)
+    """)  # fmt: skip
+    first = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                             cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+    try:
+        assert first.stdout.readline().strip() == "beating"
+        os.kill(first.pid, signal.SIGSTOP)  # paused (or cut off from the store) past 2 x 500 ms
+        time.sleep(1.5)
+        storage = Storage(str(base))
+        taker = Heartbeat(storage, instant, 500, 2)
+        assert not taker.state().live
+        taker.start()  # another run takes the instant over
+        os.kill(first.pid, signal.SIGCONT)
+        time.sleep(2.0)  # several of the first run's refresh intervals
+        assert taker.still_owned(), taker.state()
+        taker.stop()
+    finally:
+        first.kill()
+        first.wait()

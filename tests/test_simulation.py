@@ -2,22 +2,34 @@
 clustering runs and a writer on the simulated store, with crashes, storage faults, clock jumps and frozen actors,
 each checked against the invariants; a failure is shrunk to a minimal replay and reported with its seed.
 
-``HUDI_SIM_SCHEDULES`` schedules (1,000) from seed ``HUDI_SIM_FIRST_SEED``, in ``HUDI_SIM_PROCESSES`` processes
-(one per core, up to 2); ``make soak`` runs 100,000.
+``HUDI_SIM_SCHEDULES`` schedules (2,000) from seed ``HUDI_SIM_FIRST_SEED``, in ``HUDI_SIM_PROCESSES`` processes
+(one per core, up to 2; ``make soak`` runs 100,000 in one per core).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from tests.sim.scheduler import Step
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+import pytest
+
+from hudi_cluster_core.table import ownership
+from tests.sim import pids
+from tests.sim.actors import Plan
+from tests.sim.clock import SimClock
+from tests.sim.runtime import read_one_file
+from tests.sim.scheduler import FAULTS, Scheduler, Step
+from tests.sim.store import World
 from tests.sim.shrink import decode, encode, report, shrink
 from tests.sim.simulation import Outcome, base_table, run_schedule
 
-SCHEDULES = int(os.environ.get("HUDI_SIM_SCHEDULES", "1000"))
+SCHEDULES = int(os.environ.get("HUDI_SIM_SCHEDULES", "2000"))
 FIRST_SEED = int(os.environ.get("HUDI_SIM_FIRST_SEED", "0"))
 PROCESSES = int(os.environ.get("HUDI_SIM_PROCESSES", str(min(2, os.cpu_count() or 1))))
 REPORTED = 3  # failures shrunk and reported (each shrink is up to a hundred replays)
@@ -72,11 +84,75 @@ def test_steps_print_and_parse_back():
     assert decode(encode(steps)) == steps
 
 
-
 def test_the_seeds_that_found_bugs_pass():
     """The seeds whose schedules found bugs (``tests/test_sim_findings.py`` replays each for real). Their exact
     interleavings were recorded on the code of their day; since then actors were added, so each seed now draws
     another schedule, run here whole."""
-    for seed in (0, 2, 47, 57, 310, 449):
+    for seed in (0, 2, 47, 57, 310, 449, 1212, 3713, 10891, 10990, 11948, 13023, 15695):
         outcome = run_schedule(seed)
         assert not outcome.failed, (seed, outcome.problems)
+
+
+def test_every_kind_of_fault_is_drawn():
+    drawn = {s.fault for seed in range(12) for s in run_schedule(seed, fault_rate=0.05).steps}
+    assert drawn >= set(FAULTS), set(FAULTS) - drawn
+
+
+def test_an_actor_goes_on_while_its_heartbeat_refreshes_fail(monkeypatch):
+    clocks = []
+    started = SimClock.__init__
+    monkeypatch.setattr(SimClock, "__init__", lambda self: (started(self), clocks.append(self))[0])
+    steps = [Step("c1")] * 30 + [Step("c1", "beats-fail")]  # then the first runnable actor, no fault
+    outcome = run_schedule(3, steps)
+    assert clocks[-1].refreshes_failed >= 4, "every refresh of c1's heartbeat in 30 s fails"
+    assert not outcome.failed, outcome.problems
+
+
+def test_storage_lock_schedules_take_hudis_lease_and_flock_ones_do_not(monkeypatch):
+    operations = []
+    done = World.do
+    monkeypatch.setattr(World, "do", lambda self, op, path, action: (operations.append((op, path)), done(self, op, path, action))[1])
+    by_mode = {}
+    for seed in range(12):
+        by_mode.setdefault(Plan.from_seed(seed).lock_mode, seed)
+    for mode, seed in sorted(by_mode.items()):
+        operations.clear()
+        outcome = run_schedule(seed)
+        assert not outcome.failed, (seed, outcome.problems)
+        on_lease = {op for op, path in operations if path.endswith(".hoodie/.locks/table_lock.json")}
+        assert on_lease == ({"read", "create", "put-if-match"} if mode == "storage" else set()), (mode, on_lease)
+    assert set(by_mode) == {"flock", "storage"}
+
+
+def test_one_file_read_as_read_table_reads(tmp_path):
+    rows = pa.table({"id": ["a", "b", "c"], "val": pa.array([1, 2, 3], pa.int64())})
+    path = tmp_path / "f.parquet"
+    pq.write_table(rows, path, compression="snappy")
+    local = pafs.LocalFileSystem()
+    assert read_one_file(str(path), filesystem=local).equals(pq.read_table(str(path), filesystem=local))
+    assert read_one_file(pa.BufferReader(path.read_bytes()), columns=["val"]).equals(pq.read_table(path, columns=["val"]))
+    with pytest.raises(FileNotFoundError):
+        read_one_file(str(tmp_path / "missing.parquet"), filesystem=local)
+
+
+def test_an_actor_is_a_process_alive_until_it_crashes_or_ends():
+    scheduler = Scheduler(0, SimClock())
+    for name in ("c1", "c2", "w"):
+        scheduler.spawn(name, lambda: None)
+    scheduler.actors[1].dead, scheduler.actors[2].done = True, True
+    with pids.per_actor(scheduler):
+        alive = ownership.pid_alive
+        assert [alive(pids.FIRST_PID + n) for n in range(3)] == [True, False, False]
+        assert alive(os.getpid()) and ownership.os.getpid() == os.getpid()  # the checks' own process
+
+
+def test_a_schedule_given_up_leaves_no_actor_behind(monkeypatch):
+    before = run_schedule(5)
+    make = Scheduler.__init__
+    monkeypatch.setattr(Scheduler, "__init__", lambda self, *a, **k: make(self, *a, **{**k, "max_steps": 40}))
+    stuck = run_schedule(4)
+    monkeypatch.setattr(Scheduler, "__init__", make)
+    assert stuck.problems[0].startswith("schedule did not finish: no end after 40 steps")
+    assert not [t for t in threading.enumerate() if t.name.startswith("sim-")]
+    after = run_schedule(5)  # nothing of the given-up schedule reaches the next one's store
+    assert (after.steps, after.operations, after.problems) == (before.steps, before.operations, before.problems)

@@ -29,6 +29,7 @@ from .store import Backend, Capabilities, FileEntry, Versioned
 __all__ = ["FileEntry", "PARALLEL_REQUESTS", "RequestCounts", "Storage", "in_parallel", "open_storage", "requests"]
 
 _LOCKED: dict[str, int] = {}  # table base -> depth of the lock provider's lock held in this process
+_FENCES: dict[str, Callable[[], None]] = {}  # table base -> raises once that lock is no longer held (``fence``)
 _LOCKED_GUARD = threading.Lock()
 
 
@@ -219,6 +220,7 @@ class Storage:
     def write_atomic(self, path: str, data: bytes) -> None:
         """Make ``path`` appear whole or not at all."""
         requests.add("write")
+        self._fenced(path)
         self.backend.write(path, data)
 
     def write_new(self, path: str, data: bytes) -> None:
@@ -230,6 +232,7 @@ class Storage:
     def create_exclusive(self, path: str, data: bytes) -> bool:
         """Make ``path`` appear whole with ``data`` unless it exists; False when it already did. On a store that
         cannot create exclusively, only under a lock provider's lock (then no other writer can be here)."""
+        self._fenced(path)
         if self.capabilities.exclusive_create:
             requests.add("create")
             return self.backend.create_exclusive(path, data)
@@ -249,6 +252,7 @@ class Storage:
     def delete_file(self, path: str) -> None:
         """Delete ``path`` if it is there (idempotent: a recovery may repeat a delete another run did)."""
         requests.add("delete")
+        self._fenced(path)
         self.backend.delete(path)
 
     def delete_dir(self, path: str) -> None:
@@ -277,10 +281,15 @@ class Storage:
                             f"was written; {fix}")  # fmt: skip
 
     @contextlib.contextmanager
-    def cross_process_lock(self) -> Iterator[None]:
-        """Mark this table as held under a lock provider's cross-process lock for the ``with`` body."""
+    def cross_process_lock(self, fence: Callable[[], None] | None = None) -> Iterator[None]:
+        """Mark this table as held under a lock provider's cross-process lock for the ``with`` body. ``fence``
+        raises once the lock is no longer this process's (a lease that ran out while it was paused, or that
+        another owner took over): every change of the table's timeline asks it first, so a holder that lost the
+        lock stops before its next transition instead of writing beside the new holder."""
         with _LOCKED_GUARD:
             _LOCKED[self.base] = _LOCKED.get(self.base, 0) + 1
+            if fence is not None and self.base not in _FENCES:
+                _FENCES[self.base] = fence
         try:
             yield
         finally:
@@ -288,6 +297,18 @@ class Storage:
                 _LOCKED[self.base] -= 1
                 if not _LOCKED[self.base]:
                     del _LOCKED[self.base]
+                    _FENCES.pop(self.base, None)
+
+    def _fenced(self, path: str) -> None:
+        """Before a change under ``path``: if it is on a timeline (the table's, or its metadata table's, which
+        lives under it), the fence of the lock held on the table (if any)."""
+        if "/.hoodie/timeline/" not in "/" + path:
+            return
+        with _LOCKED_GUARD:
+            fences = [fence for base, fence in _FENCES.items()
+                      if self.base == base or self.base.startswith(base.rstrip("/") + "/")]  # fmt: skip
+        for fence in fences:
+            fence()
 
     def under_cross_process_lock(self) -> bool:
         with _LOCKED_GUARD:

@@ -137,8 +137,10 @@ def _hudi_lock(storage: Storage, deadline: float, wait_ms: int) -> Iterator[None
             raise LockTimeout(f"Apache Hudi's lock {lock.path} was held by {lock.holder(storage)} for over {wait_ms} ms "
                               "(hoodie.write.lock.wait_time_ms); nothing was changed")  # fmt: skip
         time.sleep(0.1)
+    check_held = getattr(lock, "check_held", None)  # a lease (the storage-based lock) can run out under its holder
+    fence = None if check_held is None else lambda: check_held(storage, token)
     try:
-        with storage.cross_process_lock():  # every other writer takes this lock too: conditional writes may relax
+        with storage.cross_process_lock(fence):  # every other writer takes this lock too: conditional writes may relax
             yield
     finally:
         lock.release(storage, token)
@@ -223,6 +225,13 @@ class Heartbeat:
 
     def _refresh(self) -> None:
         try:
+            owner = self.state().owner
+            if owner is not None and owner != self.token:
+                # another run took the instant over while our beats failed or we were paused: rewriting its
+                # heartbeat would make it ours again, and the owner check at commit would pass for both runs
+                log.warning("heartbeat for %s now belongs to another run; not refreshed any more", self.instant_time)
+                self._stop.set()
+                return
             self.beat()
         except OSError as exc:  # a missed beat is tolerated; the owner check at commit catches a takeover
             log.warning("heartbeat for %s not refreshed: %s", self.instant_time, exc)

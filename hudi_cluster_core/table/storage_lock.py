@@ -26,6 +26,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from .. import clock
+from ..errors import HudiClusterError
 from ..io.storage import Storage
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,10 @@ CLOCK_DRIFT_MS = 500  # Hudi's CLOCK_DRIFT_BUFFER_MS
 
 def now_ms() -> int:
     return int(clock.utc_now().timestamp() * 1000)
+
+
+class LockLost(HudiClusterError):
+    """The lock this run held is no longer its own: it stops before changing the timeline again."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,22 @@ class StorageLock:
             log.error("%s: the lock was taken over by another owner before we released it", storage.qualified(self.path))
         if lease.thread is not None:
             lease.thread.join(timeout=5)
+
+    def check_held(self, storage: Storage, token: str) -> None:
+        """Raise :class:`LockLost` unless ``token``'s lease is still ours with more than one renewal interval left:
+        a holder paused (or cut off from the store) for that long may be taken over once ``validUntil`` passes,
+        and a write it starts now could land after that. A holder whose renewals work always has about
+        ``validity - renew`` seconds left (``validity >= 10 x renew``)."""
+        lease = self._leases.get(token)
+        if lease is None or lease.lost:
+            raise LockLost(f"{storage.qualified(self.path)}: this run's lease was taken over by another owner; "
+                           "nothing more was written under it (the next run recovers what it left)")  # fmt: skip
+        left_ms = lease.valid_until_ms - now_ms()
+        if left_ms < self.renew_secs * 1000:
+            raise LockLost(f"{storage.qualified(self.path)}: this run's lease was not renewed in time (paused, or cut "
+                           f"off from the store): {max(left_ms, 0) / 1000:.1f} s left, less than one renewal interval, "
+                           "so another owner may take it over; nothing more was written under it (the next run "
+                           "recovers what it left)")  # fmt: skip
 
     def holder(self, storage: Storage) -> str:
         try:

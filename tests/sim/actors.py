@@ -24,13 +24,18 @@ import pyarrow as pa
 from hudi_cluster_core.errors import HudiClusterError
 
 from . import checks
+from .lock_modes import provider_options
 from .scheduler import Crash, sleep
 from .store import World
 
 CLUSTERING_MODES = (("execute", False), ("scheduleAndExecute", True), ("schedule", False), ("scheduleAndExecute", False))
 UPDATE_STRATEGIES = ("allow", "reject")
+STORAGE_LOCK_SHARE = 0.3  # schedules on an object store under Apache Hudi's storage-based lock; the rest as flock
 FAULT_RATES = (0.005, 0.01, 0.01, 0.02, 0.04)
 SERVICE_RUNS, SERVICE_INTERVAL_S = 8, 2.0  # archival and cleaning run every 2 s of simulated time, 8 times
+# the protocol is the same whatever the pages' codec: snappy is Arrow's own, where gzip is recompressed page by page
+# in Python (``write/gzip_pages.py``, covered by its own tests), a fifth of a schedule's time
+CODEC = "snappy"
 INITIAL_KEYS = {f"k{batch}{i:02d}": ("us", "eu")[i % 2] for batch in range(3) for i in range(6)}
 
 
@@ -51,6 +56,7 @@ class Plan:
     writes: tuple[Write, ...]
     update_strategy: str
     fault_rate: float  # faults per scheduling point: from a few per schedule to a storm that ends most actors
+    lock_mode: str = "flock"  # how the actors exclude each other (``tests/sim/lock_modes.py``)
 
     @classmethod
     def from_seed(cls, seed: int) -> "Plan":
@@ -64,7 +70,8 @@ class Plan:
             keys = fresh + (rng.sample(known, 3) if kind == "upsert" else [])
             writes.append(Write(kind, batch, tuple(keys)))
             known += fresh
-        return cls(runs, tuple(writes), rng.choice(UPDATE_STRATEGIES), rng.choice(FAULT_RATES))
+        lock_mode = "storage" if random.Random(f"lock:{seed}").random() < STORAGE_LOCK_SHARE else "flock"
+        return cls(runs, tuple(writes), rng.choice(UPDATE_STRATEGIES), rng.choice(FAULT_RATES), lock_mode)
 
     def expected(self, world: World, table: str) -> dict[str, int]:
         """Each key's val after the writes whose instant completed, in instant order."""
@@ -78,7 +85,7 @@ class Plan:
 
 
 def actors_for(plan: Plan, uri: str, heartbeat: dict[str, str]) -> list[tuple[str, Callable[[], None]]]:
-    options = {**heartbeat, "hoodie.clustering.plan.strategy.sort.columns": "id",
+    options = {**heartbeat, **provider_options(plan.lock_mode), "hoodie.clustering.plan.strategy.sort.columns": "id", "hoodie.parquet.compression.codec": CODEC,
                "hoodie.clustering.updates.strategy": plan.update_strategy}  # fmt: skip
     found = [(name, _clustering(uri, runs, options)) for name, runs in plan.runs.items()]
     found.append(("w", _writer(uri, plan.writes, options)))
@@ -140,6 +147,7 @@ def _clustering(uri: str, runs, options) -> Callable[[], None]:
 def _writer(uri: str, writes: tuple[Write, ...], options) -> Callable[[], None]:
     from hudi_cluster_core.writer import ingest
     from hudi_cluster_core.writer.append import append
+    from hudi_cluster_core.write.base_file import ParquetOptions
 
     from .runtime import InProcessSpark
 
@@ -149,7 +157,7 @@ def _writer(uri: str, writes: tuple[Write, ...], options) -> Callable[[], None]:
 
             current_actor().label = write.batch
             if write.kind == "append":
-                return append(uri, write.rows(), heartbeat_ms=(1000, 2))
+                return append(uri, write.rows(), heartbeat_ms=(1000, 2), options=ParquetOptions(compression=CODEC))
             return ingest.upsert(uri, write.rows(), options, spark=InProcessSpark(), registry=registry())
 
         return attempt

@@ -3,7 +3,8 @@
 Wall time is the monotonic time plus an offset; a clock jump changes only the offset, so (as on a real machine)
 files written before a jump look older or younger afterwards, while timers keep their pace. A timer
 (:meth:`every`, a heartbeat's refresh) belongs to the actor that started it: it stops when that actor dies, and a
-frozen actor's timers do not fire until it thaws.
+frozen actor's timers do not fire until it thaws, and while an actor's heartbeats fail (``beats-fail``) each of its
+refreshes meets a storage fault (``refresh_fault``, which the scheduler injects into that refresh's write).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Callable
 
 from hudi_cluster_core.clock import SystemClock
 
+REFRESH_FAULTS = ("fail-before", "timeout-before", "fail-after", "timeout-after")  # in turn, while beats fail
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 
 
@@ -33,6 +35,9 @@ class SimClock(SystemClock):
         self.offset = 0.0
         self.timers: list[Timer] = []
         self.owner_of_thread: Callable[[], object] = lambda: None
+        self.refresh_fault = ""  # the storage fault of the timer firing now (its owner's heartbeats fail)
+        self.refreshes_failed = 0
+        self.firing: object = None  # the owner of the timer firing now (whose process its thread is in)
 
     # the core's clock
     def now(self, zone: dt.tzinfo | None = None) -> dt.datetime:
@@ -60,4 +65,11 @@ class SimClock(SystemClock):
             if getattr(owner, "frozen_until", 0.0) > self.mono or timer.due > self.mono:
                 continue
             timer.due = self.mono + timer.interval
-            timer.action()
+            if getattr(owner, "beats_fail_until", 0.0) > self.mono:
+                self.refresh_fault = REFRESH_FAULTS[self.refreshes_failed % len(REFRESH_FAULTS)]
+                self.refreshes_failed += 1
+            self.firing = owner
+            try:
+                timer.action()
+            finally:
+                self.refresh_fault, self.firing = "", None

@@ -13,14 +13,19 @@ import functools
 import sys
 from typing import Iterator
 
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
 from hudi_cluster_core import clock as core_clock
+from hudi_cluster_core import javaprops
+from hudi_cluster_core.hashing import bloom_filter
 from hudi_cluster_core.io import registry
 from hudi_cluster_core.io import storage as core_storage
 from hudi_cluster_core.mdt import column_stats
 from hudi_cluster_core.plugins import call_hook
 from hudi_cluster_core.run import digest
 from hudi_cluster_core.run import execute as core_execute
-from hudi_cluster_core.table import ownership, timeline
+from hudi_cluster_core.table import lock_provider, ownership, timeline
 
 from . import store
 
@@ -95,6 +100,45 @@ def _cached_properties() -> tuple[functools.cached_property, ...]:
     return tuple(found)
 
 
+_PARSE = javaprops.parse
+
+
+@functools.lru_cache(maxsize=512)
+def _properties(text: str) -> tuple[tuple[str, str], ...]:
+    return tuple(_PARSE(text).items())
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """``javaprops.parse``, remembered by text: every table opened (dozens per schedule, thousands of schedules)
+    parses one of a few ``hoodie.properties``; a pure function, so the same dict, each caller its own copy."""
+    return dict(_properties(text))
+
+
+_READ_TABLE = pq.read_table
+
+
+def read_one_file(source, *, columns=None, filesystem=None, **more):
+    """``pq.read_table`` of one parquet file as ``ParquetFile(...).read``: the same table, without the dataset
+    discovery around it (0.7 ms a call, a tenth of a schedule). A path first asks for its info, as the discovery
+    does, so the same storage operations happen; any other use is the real ``read_table``."""
+    if more or (isinstance(source, str) and filesystem is None):
+        return _READ_TABLE(source, columns=columns, filesystem=filesystem, **more)
+    if isinstance(source, str):
+        if filesystem.get_file_info(source).type == pafs.FileType.NotFound:
+            raise FileNotFoundError(source)
+    return pq.ParquetFile(source, filesystem=filesystem).read(columns=columns)
+
+
+_MACHINE = lock_provider.machine
+
+
+@functools.lru_cache(maxsize=1)
+def this_machine() -> str:
+    """The host, boot and pid namespace (``lock_provider.machine``) read once: every actor is on this machine,
+    and every heartbeat's refresh (one per simulated second per running instant) reads two files of ``/proc``."""
+    return _MACHINE()
+
+
 @contextlib.contextmanager
 def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterator[None]:
     """Install the simulated parts for one schedule. ``uuid.uuid4`` (new file ids, heartbeat tokens) draws from
@@ -106,6 +150,9 @@ def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterato
     saved_runner, core_execute.run_group_tasks = core_execute.run_group_tasks, run_group_tasks_in_process
     # one storage operation at a time: the core's parallel reads (footers, MDT files) run in the actor's thread
     saved_parallel, core_storage.PARALLEL_REQUESTS = core_storage.PARALLEL_REQUESTS, 1
+    saved_parse, javaprops.parse = javaprops.parse, parse_properties
+    pq.read_table, lock_provider.machine, ownership.machine = read_one_file, this_machine, this_machine
+    saved_threads, bloom_filter._HASH_THREADS = bloom_filter._HASH_THREADS, 1  # a pool per tiny filter: all cost
     store.CURRENT[0] = world
     unlocked = [(p, p.__dict__.get("lock")) for p in _cached_properties() if "lock" in p.__dict__]
     for prop, _ in unlocked:
@@ -124,6 +171,9 @@ def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterato
             prop.lock = lock
         core_execute.run_group_tasks = saved_runner
         core_storage.PARALLEL_REQUESTS = saved_parallel
+        javaprops.parse = saved_parse
+        pq.read_table, lock_provider.machine, ownership.machine = _READ_TABLE, _MACHINE, _MACHINE
+        bloom_filter._HASH_THREADS = saved_threads
         ownership._HELD_GUARD = saved_guard
         ownership._HELD.clear()
         core_clock.use(saved_clock)

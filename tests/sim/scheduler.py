@@ -1,8 +1,9 @@
 """A seeded scheduler: actors run one at a time, and every storage operation is a point where it picks who runs.
 
-Each actor is a thread, but only one holds control: at a storage operation (``point``) the actor hands control to
-the scheduler, which picks the next actor from a seeded random stream (or from a recorded schedule, to replay), and
-may inject a fault at that point. What the scheduler decided is recorded as :class:`Step` s; the same steps replay
+Each actor is a thread, but only one holds control: at a storage operation (``point``) the actor itself decides the
+next step (the next actor, from a seeded random stream or from a recorded schedule, to replay, and maybe a fault to
+inject at that point) and wakes that actor directly, each actor waiting on its own semaphore: one thread switch per
+change of actor, none when the same actor goes on. What the scheduler decided is recorded as :class:`Step` s; the same steps replay
 the same run, and a shorter list of steps is a shorter schedule (unrecorded choices fall back to "the first
 runnable actor, no fault"), which is how a failure is shrunk (``tests/sim/shrink.py``).
 
@@ -25,7 +26,11 @@ from hudi_cluster_core.io.store import StoreError
 from .clock import SimClock
 
 STORAGE_FAULTS = ("crash-before", "crash-after", "fail-before", "fail-after", "timeout-before", "timeout-after")
-ACTOR_FAULTS = ("freeze",)  # the actor stops (GC pause, VM freeze) long enough for its heartbeat to expire
+# "freeze": the actor stops (GC pause, VM freeze) long enough for its heartbeat to expire; "beats-fail": it goes on,
+# but for as long its heartbeat refreshes fail, time out, or write and report failure (a partition between its
+# heartbeat thread and the store), so that another actor may take its instant over while it still works on it
+ACTOR_FAULTS = ("freeze", "beats-fail")
+OUTAGE_S = 30.0  # longer than any heartbeat's tolerance (interval x misses)
 CLOCK_FAULTS = ("jump-ahead", "jump-back")
 FAULTS = STORAGE_FAULTS + ACTOR_FAULTS + CLOCK_FAULTS
 
@@ -58,6 +63,7 @@ class Actor:
     fault: str = ""  # decided for the operation it waits at
     waiting_for: "ActorLock | None" = None
     frozen_until: float = 0.0  # monotonic seconds
+    beats_fail_until: float = 0.0  # its heartbeats' refreshes fail until then
     asleep_until: float = 0.0  # waiting on purpose (a service's interval), timers running
     point: tuple[str, str] = ("start", "")
     error: BaseException | None = None  # what its body ended with (Crash for a crash)
@@ -82,13 +88,14 @@ class Scheduler:
     """Runs actors one at a time; ``steps`` replays a recorded schedule instead of drawing from the seed."""
 
     def __init__(self, seed: int, clock: SimClock, *, fault_rate: float = 0.02, steps: list[Step] | None = None,
-                 max_steps: int = 20000, step_seconds: float = 0.05):  # fmt: skip
+                 max_steps: int = 20000, step_seconds: float = 0.05, freeze_s: float = OUTAGE_S):  # fmt: skip
         self.rng = random.Random(seed)
         self.clock = clock
         self.fault_rate = fault_rate
         self.replay = list(steps) if steps is not None else None
         self.max_steps = max_steps
         self.step_seconds = step_seconds
+        self.freeze_s = freeze_s  # how long a "freeze" lasts (past every heartbeat's tolerance)
         self.actors: list[Actor] = []
         self.steps: list[Step] = []
         self.back = threading.Semaphore(0)
@@ -96,6 +103,10 @@ class Scheduler:
         self.faults = 0
         self.in_control: Actor | None = None  # the actor running now (None: the scheduler's thread)
         self.loop_thread: int | None = None
+        self.scheduling = False  # deciding the next step (in whichever thread): the tickers' storage is no actor's
+        self.tickers: Callable[[], None] = lambda: None
+        self.over = False
+        self.stuck: BaseException | None = None  # why the schedule ended early, raised by ``run``
 
     # ------------------------------------------------------------------ set-up
     def spawn(self, name: str, body: Callable[[], None]) -> None:
@@ -104,6 +115,8 @@ class Scheduler:
     def current(self) -> Actor | None:
         """The actor this thread works for: its own thread's, or, for a helper thread (pyarrow's I/O pool reading
         a file for an actor), the actor in control; None for the scheduler's own thread (set-up, checks, timers)."""
+        if self.scheduling:
+            return None
         ident = threading.get_ident()
         actor = self.by_thread.get(ident)
         if actor is None and ident != self.loop_thread:
@@ -114,8 +127,11 @@ class Scheduler:
     def point(self, op: str, path: str) -> str:
         """An actor is about to do ``op``: control goes back to the scheduler; returns the fault to inject."""
         actor = self.current()
-        if actor is None:
-            return ""  # set-up, the checks, heartbeats: not scheduled
+        if actor is None:  # set-up, the checks, heartbeats: not scheduled; a heartbeat's refresh may fail
+            fault = self.clock.refresh_fault
+            if fault in ("fail-before", "timeout-before"):
+                raise (TimeoutError if fault.startswith("timeout") else StoreError)(f"simulated {fault} of {op} {path}")
+            return fault
         if actor.dead:
             raise Crash(f"{actor.name} is dead")
         actor.point = (op, path)
@@ -131,7 +147,7 @@ class Scheduler:
 
     def after(self, fault: str, op: str, path: str) -> None:
         """The operation was done; now the fault that comes after it, if any."""
-        if fault == "crash-after":
+        if fault == "crash-after" and self.current() is not None:
             self._die(self.current())
         if fault in ("fail-after", "timeout-after"):
             raise (TimeoutError if fault.startswith("timeout") else StoreError)(f"simulated {fault} of {op} {path}")
@@ -159,28 +175,53 @@ class Scheduler:
         raise Crash(f"{actor.name} crashed at {actor.point[0]} {actor.point[1]}")
 
     def _yield(self, actor: Actor) -> None:
-        self.back.release()
+        """Decide the next step in this thread and hand control straight to the actor chosen: no thread switch
+        when it is this one again, one switch otherwise (never through the loop's thread)."""
+        chosen = self._next()
+        if chosen is actor or self.over:  # over: a stuck schedule's actor unwinds without waiting for a turn
+            return
+        self._hand_to(chosen)
         actor.go.acquire()
+        self.in_control = actor
 
     # -------------------------------------------------------------------- the loop
     def run(self, tickers: Callable[[], None]) -> None:
         """Run every actor to its end; ``tickers`` fires the periodic work due (heartbeats) between steps."""
         _ACTIVE[0] = self
         self.loop_thread = threading.get_ident()
+        self.tickers = tickers
         try:
-            self._loop(tickers)
+            self._hand_to(self._next())
+            self.back.acquire()  # released once no actor is left, or the schedule is stuck
+            if self.stuck is not None:
+                raise self.stuck
         finally:
+            self.over = True  # a stuck schedule's threads unwind (``simulation._release``): no step more
             _ACTIVE[0] = None
 
-    def _loop(self, tickers: Callable[[], None]) -> None:
+    def _next(self) -> Actor | None:
+        """The next step, drawn (or replayed) from whichever thread gave control back: the actor to run with its
+        fault set, or None when the schedule is over (every actor done, or stuck: ``stuck``)."""
+        if self.over:
+            return None
+        self.scheduling, self.in_control = True, None
+        try:
+            return self._decide()
+        except BaseException as stuck:  # noqa: BLE001 - a deadlock, or a ticker's error: the loop's thread raises it
+            self.stuck = stuck
+            return None
+        finally:
+            self.scheduling = False
+
+    def _decide(self) -> Actor | None:
         while True:
             live = [a for a in self.actors if not a.done]
             if not live:
-                return
+                return None
             if len(self.steps) >= self.max_steps:
                 raise Deadlock(f"no end after {self.max_steps} steps (a livelock?): {self._describe(live)}")
             self.clock.advance(self.step_seconds)  # the same in a replay: time is a function of the steps
-            tickers()
+            self.tickers()
             runnable = [a for a in live if self._can_run(a)]
             if not runnable:
                 frozen = [t for a in live for t in (a.frozen_until, a.asleep_until) if t > self.clock.mono]
@@ -192,10 +233,11 @@ class Scheduler:
             self.steps.append(step)
             actor = next(a for a in runnable if a.name == step.actor)
             self._apply(step, actor)
-            if step.fault == "freeze" or step.fault.startswith("jump"):
+            if step.fault in ACTOR_FAULTS or step.fault.startswith("jump"):
                 continue
             actor.fault = step.fault
-            self._resume(actor)
+            self.in_control = actor
+            return actor
 
     def _can_run(self, actor: Actor) -> bool:
         if actor.frozen_until > self.clock.mono or actor.asleep_until > self.clock.mono:
@@ -219,22 +261,24 @@ class Scheduler:
     def _apply(self, step: Step, actor: Actor) -> None:
         if step.fault:
             self.faults += 1
-        if step.fault == "freeze":  # longer than any heartbeat's tolerance (interval x misses)
-            actor.frozen_until = self.clock.mono + 30.0
+        if step.fault == "freeze":
+            actor.frozen_until = self.clock.mono + self.freeze_s
+        elif step.fault == "beats-fail":
+            actor.beats_fail_until = self.clock.mono + OUTAGE_S
         elif step.fault == "jump-ahead":
             self.clock.jump(30.0)
         elif step.fault == "jump-back":
             self.clock.jump(-5.0)
 
-    def _resume(self, actor: Actor) -> None:
-        self.in_control = actor
-        if actor.thread is None:
+    def _hand_to(self, actor: Actor | None) -> None:
+        """Wake ``actor`` (starting its thread the first time), or the loop's thread when the schedule is over."""
+        if actor is None:
+            self.back.release()
+        elif actor.thread is None:
             actor.thread = threading.Thread(target=self._body, args=(actor,), name=f"sim-{actor.name}", daemon=True)
             actor.thread.start()
         else:
             actor.go.release()
-        self.back.acquire()
-        self.in_control = None
 
     def _body(self, actor: Actor) -> None:
         self.by_thread[threading.get_ident()] = actor
@@ -244,7 +288,7 @@ class Scheduler:
             actor.error = ended
         finally:
             actor.done = True
-            self.back.release()
+            self._hand_to(self._next())
 
     def _describe(self, actors: list[Actor]) -> str:
         return "; ".join(f"{a.name} at {a.point[0]} {a.point[1]}" + (" (frozen)" if a.frozen_until > self.clock.mono else "")

@@ -16,7 +16,7 @@ import pyarrow as pa
 from hudi_cluster_core.errors import HudiClusterError
 from hudi_cluster_core.table import load_table
 
-from . import checks
+from . import checks, lock_modes, pids
 from .actors import Plan, actors_for
 from .clock import SimClock
 from .runtime import simulated
@@ -41,6 +41,10 @@ def base_table() -> tuple[dict[str, Obj], float]:
     """The objects of the initial table and the clock's time when it was done (built once per process)."""
     if not _BASE:
         from hudi_cluster_core.io.storage import Storage
+
+        from .actors import registry
+
+        registry()  # the installed strategies load here: a broken plugin is an error, not a schedule's failed runs
         from hudi_cluster_core.writer.append import append, create_table
 
         from .metadata_setup import add_metadata_table
@@ -90,7 +94,8 @@ def run_schedule(seed: int, steps: list[Step] | None = None, *, fault_rate: floa
     clock = SimClock()
     clock.mono = mono
     plan = Plan.from_seed(seed)
-    scheduler = Scheduler(seed, clock, fault_rate=plan.fault_rate if fault_rate is None else fault_rate, steps=steps)
+    scheduler = Scheduler(seed, clock, fault_rate=plan.fault_rate if fault_rate is None else fault_rate, steps=steps,
+                          freeze_s=lock_modes.FREEZE_S[plan.lock_mode])  # fmt: skip
     clock.owner_of_thread = scheduler.current
     world = World(scheduler, clock, objects)
     for name, body in actors_for(plan, URI, HEARTBEAT):
@@ -98,7 +103,8 @@ def run_schedule(seed: int, steps: list[Step] | None = None, *, fault_rate: floa
     problems: list[str] = []
     logging.disable(logging.CRITICAL)  # thousands of schedules: the runs' warnings are expected, not news
     try:
-        with simulated(world, clock, ActorLock(scheduler), seed):
+        with simulated(world, clock, ActorLock(scheduler), seed), lock_modes.installed(plan.lock_mode, scheduler, URI), \
+                pids.per_actor(scheduler):
             try:
                 scheduler.run(clock.fire_due)
             except AssertionError as stuck:
@@ -141,6 +147,9 @@ def _release(scheduler: Scheduler) -> None:
         if not actor.done and actor.thread is not None:
             actor.dead = True
             actor.go.release()
+    for actor in scheduler.actors:  # all at once: each raises Crash at its next storage operation
+        if actor.thread is not None:
+            actor.thread.join(timeout=10)  # gone before the checks (and the next schedule) use the store
 
 
 def describe(outcome: Outcome) -> str:

@@ -8,6 +8,7 @@ each object is remembered too, for the checks and the report.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import posixpath
 import re
@@ -38,6 +39,7 @@ class World:
         self.scheduler = scheduler
         self.clock = clock
         self.objects: dict[str, Obj] = dict(objects or {})
+        self.keys: list[str] = sorted(self.objects)  # the same keys in order, for listings (dozens a schedule)
         self.versions = max((o.version for o in self.objects.values()), default=0)
         self.operations = 0
         self.completions: dict[str, set[str]] = {}  # instant time -> every completed file it ever had
@@ -45,6 +47,17 @@ class World:
 
     def snapshot(self) -> dict[str, Obj]:
         return dict(self.objects)
+
+    def under(self, prefix: str) -> list[str]:
+        """The keys that start with ``prefix``, in order."""
+        start = end = bisect.bisect_left(self.keys, prefix)
+        while end < len(self.keys) and self.keys[end].startswith(prefix):
+            end += 1
+        return self.keys[start:end]
+
+    def remove(self, path: str) -> None:
+        if self.objects.pop(path, None) is not None:
+            del self.keys[bisect.bisect_left(self.keys, path)]
 
     def do(self, op: str, path: str, action):
         """``action()`` as one storage operation: a scheduling point first, the injected fault around it."""
@@ -59,6 +72,8 @@ class World:
         self.versions += 1
         actor = self.scheduler.current() if self.scheduler is not None else None
         when = self.clock.now(dt.timezone.utc) if self.clock is not None else dt.datetime.now(dt.timezone.utc)
+        if path not in self.objects:
+            bisect.insort(self.keys, path)
         self.objects[path] = Obj(bytes(data), self.versions, when, actor.name if actor else "")
         name = posixpath.basename(path)
         if "/.hoodie/timeline/" in path and "/.hoodie/metadata/" not in path:
@@ -78,7 +93,7 @@ def world() -> World:
 
 
 class SimBackend(Backend):
-    capabilities = Capabilities(exclusive_create=True, put_if_match=True)
+    capabilities = Capabilities(exclusive_create=True, put_if_match=True, hudi_storage_lock=True)  # as S3's
     store_name = "simulated store"
 
     def __init__(self, base_uri: str, options: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None):
@@ -103,7 +118,7 @@ class SimBackend(Backend):
         if found is not None:
             return FileEntry(path, len(found.data), False)
         prefix = path + "/"
-        return FileEntry(path, 0, True) if any(k.startswith(prefix) for k in world().objects) else None
+        return FileEntry(path, 0, True) if world().under(prefix) else None
 
     def list(self, directory: str, recursive: bool = False) -> list[FileEntry]:
         return world().do("list", directory, lambda: self._list(directory.rstrip("/"), recursive))
@@ -111,12 +126,11 @@ class SimBackend(Backend):
     def _list(self, directory: str, recursive: bool) -> list[FileEntry]:
         prefix = directory + "/"
         files, dirs = [], set()
-        for key, obj in sorted(world().objects.items()):
-            if not key.startswith(prefix):
-                continue
+        objects = world().objects
+        for key in world().under(prefix):
             rest = key[len(prefix):]
             if recursive or "/" not in rest:
-                files.append(FileEntry(key, len(obj.data), False))
+                files.append(FileEntry(key, len(objects[key].data), False))
             parts = rest.split("/")[:-1]
             for depth in range(1, len(parts) + 1 if recursive else min(1, len(parts)) + 1):
                 dirs.add(prefix + "/".join(parts[:depth]))
@@ -161,13 +175,12 @@ class SimBackend(Backend):
         return world().do("create" if version is None else "put-if-match", path, action)
 
     def delete(self, path: str) -> None:
-        world().do("delete", path, lambda: world().objects.pop(path, None))
+        world().do("delete", path, lambda: world().remove(path))
 
     def delete_tree(self, path: str) -> None:
         def action():
-            prefix = path.rstrip("/") + "/"
-            for key in [k for k in world().objects if k.startswith(prefix)]:
-                del world().objects[key]
+            for key in world().under(path.rstrip("/") + "/"):
+                world().remove(key)
 
         world().do("delete", path, action)
 
