@@ -22,7 +22,7 @@ from .base_file import ParquetOptions, parquet_writer
 # the footer key names and the bloom filter type code, their lengths as thrift strings (generous)
 _KEY_VALUE_FIXED = 160
 # per column per row group: what statistics of other rows may add over a one-row file's (longer min/max strings)
-_STATS_SLACK_PER_COLUMN = 48
+_STATS_SLACK_PER_COLUMN = 96
 _BLOOM_HEADER = 13  # InternalBloomFilter's header: version, hash count, hash type, bit size
 _DYNAMIC_HEADER = 12  # DYNAMIC_V0: entries per row, keys in the current row, rows
 
@@ -68,8 +68,27 @@ def footer_model(sample: pa.Table, options: ParquetOptions, key_bytes: int = 0) 
     return FooterModel(options, fixed, per_row_group)
 
 
+def fixed_data_bytes(sample: pa.Table, options: ParquetOptions) -> int:
+    """The column chunk bytes a file of ``sample``'s rows has before any row (page and dictionary headers,
+    statistics in page headers): a one-row file's less what its second row adds, from two files written in memory."""
+    one = _chunk_bytes(sample.slice(0, 1), options)
+    if sample.num_rows < 2:
+        return 0  # unknown: 0 counts every written byte as the rows', which overestimates what a row costs
+    return max(0, 2 * one - _chunk_bytes(sample.slice(0, 2), options))
+
+
+def _chunk_bytes(rows: pa.Table, options: ParquetOptions) -> int:
+    return _write_in_memory(rows, options, 1)[1]
+
+
 def _metadata_bytes(row: pa.Table, options: ParquetOptions, row_groups: int) -> int:
     """Bytes after the last column chunk of a file of ``row`` written ``row_groups`` times: footer and magic."""
+    size, chunks = _write_in_memory(row, options, row_groups)
+    return size - chunks - 4  # the leading magic belongs to no footer
+
+
+def _write_in_memory(row: pa.Table, options: ParquetOptions, row_groups: int) -> tuple[int, int]:
+    """(file bytes, column chunk bytes) of ``row`` written ``row_groups`` times as a base file, without bloom."""
     sink = pa.BufferOutputStream()
     plain = ParquetOptions(options.compression, False, page_bytes=options.page_bytes)
     with parquet_writer(sink, row.schema, plain, sample=row) as writer:
@@ -79,4 +98,4 @@ def _metadata_bytes(row: pa.Table, options: ParquetOptions, row_groups: int) -> 
     metadata = pq.read_metadata(pa.BufferReader(data))
     chunks = sum(metadata.row_group(g).column(c).total_compressed_size
                  for g in range(metadata.num_row_groups) for c in range(metadata.num_columns))  # fmt: skip
-    return len(data) - chunks - 4  # the leading magic belongs to no footer
+    return len(data), chunks

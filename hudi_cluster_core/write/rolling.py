@@ -25,7 +25,7 @@ import pyarrow as pa
 from ..failpoints import corrupt, failpoint
 from ..io.storage import Storage
 from .base_file import WriteContext, footer_for_keys, new_base_file, parquet_writer, write_stat
-from .footer_size import FooterModel, footer_model
+from .footer_size import FooterModel, fixed_data_bytes, footer_model
 
 # A file with less room than this share of the target is done: one more row group would be tiny.
 ROLL_SLACK = 0.02
@@ -69,6 +69,7 @@ class RollingWriter:
         self._measured = False  # per-row bytes measured on a written file, not guessed
         self._footer: FooterModel | None = None
         self._footer_error = 0  # how much a finished file's footer outgrew the model: added to later estimates
+        self._fixed = 0  # a file's column chunk bytes before any row: not a cost of its rows
         self._rows_seen = 0
         self.file_id = file_id  # the one file's id when the caller names it (a bucket index's file group)
         self.observe = observe
@@ -126,6 +127,8 @@ class RollingWriter:
             sample = self.context.named(table.slice(0, 1), "x" * 80).replace_schema_metadata(None)
             longest = max((len(k) for k in self.context.record_keys(table.slice(0, 64)).to_pylist() if k), default=0)
             self._footer = footer_model(sample, self.context.options, 4 * longest + 16)
+            self._fixed = fixed_data_bytes(self.context.named(table.slice(0, 2), "x" * 80).replace_schema_metadata(None),
+                                           self.context.options)  # fmt: skip
         return self._footer.bytes(keys, row_groups) + self._footer_error
 
     def close(self) -> list[dict]:
@@ -167,11 +170,16 @@ class RollingWriter:
             self.observe(chunk)
         open_file.writer.write_table(chunk, row_group_size=max(1, chunk.num_rows))  # type: ignore[attr-defined]
         open_file.keys.append(self.context.record_keys(chunk))
+        before = open_file.sink.tell()
         open_file.rows += chunk.num_rows
         open_file.row_groups += 1
         written = open_file.sink.tell()
         if open_file.rows and written > 64:  # a row group is out: measure what a row costs compressed
-            self._compressed_per_row = written / open_file.rows
+            # the costliest rows seen in this file decide: rows compressing worse than the average must still fit
+            average = (written - 4 - self._fixed) / open_file.rows
+            latest = (written - before) / max(1, chunk.num_rows) if open_file.row_groups > 1 else average
+            seen = self._compressed_per_row if self._measured and open_file.row_groups > 1 else 0.0
+            self._compressed_per_row = max(1.0, average, latest, seen or 0.0)
             self._measured = True
 
     def _finish(self, open_file: _OpenFile) -> None:
