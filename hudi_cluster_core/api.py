@@ -71,15 +71,16 @@ def _predicted(groups: list[dict]) -> tuple[PartitionEffect, ...]:
     return tuple(PartitionEffect(p, *v) for p, v in sorted(per.items()))
 
 
-def _plan_groups_json(plan: StoredPlan, table: HudiTable) -> list[dict]:
+def _plan_groups_json(plan: StoredPlan, table: HudiTable, estimates: list) -> list[dict]:
     storage = table.storage
     return [
         {
             "partition": g.partition, "input_file_ids": list(g.file_ids),
             "input_bytes": sum(storage.size(s.base_file) for s in g.slices if s.base_file and storage.exists(s.base_file)),
             "output_file_count": g.num_output_file_groups,
+            "input_log_files": e.log_files, "predicted_output_files": e.files, "predicted_output_bytes": e.bytes,
         }
-        for g in plan.groups
+        for g, e in zip(plan.groups, estimates)
     ]  # fmt: skip
 
 
@@ -204,13 +205,14 @@ def _cluster(
             target = scheduled.instant_time
             if dry_run:
                 plan = read_plan(table.storage, target, scheduled.record, source="<dry-run plan>")
-                return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written")
+                return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", config, registry)
             if mode == "schedule":
-                return _plan_result(table, _load(table.reload(), target), mode, False, rolled_back, "scheduled")
+                return _plan_result(table, _load(table.reload(), target), mode, False, rolled_back, "scheduled", config,
+                                    registry)  # fmt: skip
         table = table.reload()
         plan = _load(table, target)
         if dry_run:
-            return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written")
+            return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", config, registry)
         spark = spark or _session(spark_master, settings)
         return _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode)
     except BaseException as failure:
@@ -336,8 +338,12 @@ def _load(table: HudiTable, instant_time: str) -> StoredPlan:
     return load_stored_plan(table, instant_time)
 
 
-def _plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message) -> ClusterResult:
-    groups = _plan_groups_json(plan, table)
+def _plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message, config, registry) -> ClusterResult:
+    from .run.execute import plan_estimates
+
+    estimates, in_effect = plan_estimates(table, plan, config, registry)
+    groups = _plan_groups_json(plan, table, estimates)
+    message = f"{message}; {in_effect}" if dry_run else message
     return ClusterResult(
         plan.instant_time, mode, dry_run, sum(len(g["input_file_ids"]) for g in groups),
         sum(g["output_file_count"] for g in groups), sum(g["input_bytes"] for g in groups), tuple(groups),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..avro import encode_avro
 from ..config import catalogue, strategy_params
@@ -12,10 +12,13 @@ from ..failpoints import failpoint
 from ..plugins import StrategyRegistry, call_hook
 from ..table import HudiTable, State
 from ..table.schema import check_sort_columns_in_schema
+from ..write.base_file import ParquetOptions
 from .avro_plan import build_requested_replace_metadata
 from .eligibility import select_partitions
+from .estimate import estimate_slices
 from .footer_stats import footer_stats_provider
 from .model import PlanContext, PlannedGroup
+from .stored_settings import settings_to_store
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +54,18 @@ def _check_groups(strategy, eligible: list, groups: list[PlannedGroup]) -> None:
             seen.add(file_slice.group_id)
         if not group.slices or group.num_output_file_groups < 1:
             raise PluginError(f"plan strategy '{strategy.name}' made an empty group or one with no output files")
+
+
+def _estimated(table: HudiTable, config, groups: list[PlannedGroup]) -> list[PlannedGroup]:
+    """Groups sized by the target's rule get the estimate's file count instead: what their rows become, written
+    in files of at most the target, footers included (plan/estimate.py; the dry run predicts with it too)."""
+    options = ParquetOptions.from_hoodie(dict(config.raw))
+    target = config.target_file_max_bytes
+    return [
+        replace(g, num_output_file_groups=estimate_slices(table.storage, g.slices, target, options).files)
+        if g.sized_by_target else g
+        for g in groups
+    ]
 
 
 def _write_requested(table: HudiTable, instant_time: str, data: bytes) -> None:
@@ -92,10 +107,12 @@ def schedule(
     groups = call_hook(plan_strategy, "plan_group_slices", context=context, slices=eligible) or []
     groups = call_hook(plan_strategy, "plan_finalize_groups", context=context, groups=groups) or []
     _check_groups(plan_strategy, eligible, groups)
+    groups = _estimated(table, config, groups)
     if not groups:
         log.info("nothing to cluster: %d slice(s), %d eligible", len(slices), len(eligible))
         return None
     execution_class, params_map = call_hook(plan_strategy, "plan_execution_strategy", context=context)
+    params_map = {**settings_to_store(config.raw), **params_map}  # executed as scheduled (plan/stored_settings.py)
     # Hudi 1.x always plans with preserveHoodieMetadata=true: clustered rows keep their commit time.
     record = build_requested_replace_metadata(table.storage, groups, execution_class, params_map, selection.missing)
     if not dry_run:
