@@ -9,10 +9,11 @@ demo: setup
 	$(PY) -m hudi_cluster_core.cli demo
 
 test: setup
-	$(PY) -m pytest -q || [ $$? -eq 5 ]
+	$(PY) -m pytest -q --durations=25 || [ $$? -eq 5 ]
 
-# Crash and race campaigns at full length, then the writers-beside-clustering soak (10 minutes with each of Hudi's
-# update strategies: allow, reject, and duplicate on a consistent-bucket table): about 85 minutes on 2 cores; then
+# Crash and race campaigns at full length and signals at 40 random moments, then the writers-beside-clustering
+# soak (10 minutes with each of Hudi's update strategies: allow, reject, and duplicate on a consistent-bucket
+# table): about 85 minutes on 2 cores; then
 # the parsers' fuzzing and 100,000 simulated schedules (about 10 per second on 2 busy cores: under 3 hours).
 # `make test` runs a short version of each.
 soak: setup
@@ -20,6 +21,7 @@ soak: setup
 		$(PY) -m pytest -q tests/test_crash_campaign.py tests/test_races.py
 	HUDI_SOAK_SECONDS=$${HUDI_SOAK_SECONDS:-600} HUDI_SOAK_STRATEGIES=$${HUDI_SOAK_STRATEGIES:-allow,reject,duplicate} \
 		$(PY) -m pytest -q -s tests/test_soak.py
+	HUDI_SIGNAL_CASES=$${HUDI_SIGNAL_CASES:-40} $(PY) -m pytest -q tests/test_signals.py
 	HUDI_CLUSTER_FUZZ_EXAMPLES=$${HUDI_CLUSTER_FUZZ_EXAMPLES:-10000} $(PY) -m pytest -q tests/test_fuzz_*.py
 	$(MAKE) soak-simulation
 

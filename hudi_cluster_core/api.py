@@ -50,6 +50,9 @@ class ClusterResult:
     rolled_back: tuple[str, ...] = ()
     completed_file: str | None = None
     message: str = ""
+    # per sort column, files a point / 1% range query opens in the partitions rewritten: [before, after]
+    # (predicted for a plan, measured after a run; docs/layout-report.md)
+    files_per_query: tuple[dict, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,7 +60,7 @@ class ClusterResult:
             "input_file_groups": self.input_file_groups, "output_files": self.output_files,
             "bytes_rewritten": self.bytes_rewritten, "groups": list(self.groups),
             "partitions": [p.__dict__ for p in self.partitions], "rolled_back": list(self.rolled_back),
-            "message": self.message,
+            "message": self.message, "files_per_query": list(self.files_per_query),
         }  # fmt: skip
 
 
@@ -267,8 +270,10 @@ def _session(master: str | None, settings: dict[str, str]):
 
 
 def _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode):
+    from .report.plan_effect import predicted_files_per_query
     from .run.execute import execute_plan
 
+    predicted = _figures(predicted_files_per_query, table, plan, config.layout_optimize_strategy)
     slots = parallelism or int(spark.sparkContext.defaultParallelism)
     name, outcomes = execute_plan(table, plan, config, registry, spark, parallelism=max(1, slots), heartbeat=heartbeat)
     groups = [o.to_json() for o in outcomes]
@@ -282,7 +287,25 @@ def _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolle
         plan.instant_time, mode, False, sum(len(o.input_file_ids) for o in outcomes),
         sum(len(o.output_files) for o in outcomes), sum(o.input_bytes for o in outcomes), tuple(groups), effects,
         tuple(rolled_back), name, "completed",
+        files_per_query=tuple(q.to_json() for q in _measured_or_predicted(predicted, table, plan)),
     )  # fmt: skip
+
+
+def _figures(compute, *args):
+    """Files-per-query figures, or none when a footer can't be read: a figure never fails a plan or a run."""
+    try:
+        return compute(*args)
+    except (OSError, ValueError) as exc:  # pyarrow's invalid-file errors are ValueErrors
+        log.warning("files per query not computed (%s)", " ".join(str(exc).split())[:300])
+        return []
+
+
+def _measured_or_predicted(predicted, table, plan):
+    """Files per query after the run, measured on the new files; the prediction if their footers can't be read (the
+    run is committed)."""
+    from .report.plan_effect import measured_files_per_query
+
+    return _figures(measured_files_per_query, predicted, table, plan) or predicted
 
 
 def _roll_back_failed(table, instant_time, heartbeat, ownership, failure: BaseException, *, keep_plan: bool):
@@ -339,8 +362,10 @@ def _load(table: HudiTable, instant_time: str) -> StoredPlan:
 
 
 def _plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message, config, registry) -> ClusterResult:
+    from .report.plan_effect import predicted_files_per_query
     from .run.execute import plan_estimates
 
+    layout = config.layout_optimize_strategy
     estimates, in_effect = plan_estimates(table, plan, config, registry)
     groups = _plan_groups_json(plan, table, estimates)
     message = f"{message}; {in_effect}" if dry_run else message
@@ -348,6 +373,7 @@ def _plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message, c
         plan.instant_time, mode, dry_run, sum(len(g["input_file_ids"]) for g in groups),
         sum(g["output_file_count"] for g in groups), sum(g["input_bytes"] for g in groups), tuple(groups),
         _predicted(groups), tuple(rolled_back), None, message,
+        files_per_query=tuple(q.to_json() for q in _figures(predicted_files_per_query, table, plan, layout)),
     )  # fmt: skip
 
 

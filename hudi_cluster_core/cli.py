@@ -115,6 +115,20 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a Hudi key (hoodie.parquet.small.file.limit, hoodie.clustering.inline, ...); repeatable")
     upsert.add_argument("--spark-master", default=None, help="Spark master of the session this builds (default local[*])")
     upsert.add_argument("--json", action="store_true")
+    report = sub.add_parser("report", help="how a table's files overlap per partition and column, from footers or "
+                                           "the metadata table's column stats (no data pages read)")  # fmt: skip
+    report.add_argument("base_path")
+    report.add_argument("--columns", help="comma-separated columns (default: every top-level data column)")
+    report.add_argument("--json", action="store_true", help="print the figures as JSON (docs/layout-report.md)")
+    report.add_argument("--plot", metavar="DIR", help="write PNG charts into DIR (needs matplotlib)")
+    report.add_argument("--source", choices=["auto", "footers", "metadata"], default="auto",
+                        help="where the ranges come from (default: the metadata table's column stats when the table "
+                             "has them, else the footers)")  # fmt: skip
+    report.add_argument("--before", metavar="INSTANT", help="also the layout as of this completed instant, as before")
+    report.add_argument("--compare", metavar="BASE_PATH", help="another table (e.g. the same after clustering), as after")
+    report.add_argument("--props", help="a Hudi properties file; only its storage settings matter here")
+    report.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a storage setting (README: Object stores); repeatable")  # fmt: skip
     demo = sub.add_parser("demo", help="write a table of many small commits, cluster it, check the rows")
     demo.add_argument("--base-path", default="demo-table")
     demo.add_argument("--table-version", type=int, default=9, choices=[6, 9])
@@ -293,6 +307,12 @@ def _cmd_upsert(args) -> int:
     return 0
 
 
+def _cmd_report(args) -> int:
+    from .report.command import run_report
+
+    return run_report(args, _storage_keys(args))
+
+
 def _cmd_demo(args) -> int:
     from .demo import run_demo
 
@@ -300,7 +320,7 @@ def _cmd_demo(args) -> int:
 
 
 COMMANDS = {"show": _cmd_show, "plugins": _cmd_plugins, "run": _cmd_run, "append": _cmd_append, "upsert": _cmd_upsert,
-            "demo": _cmd_demo}  # fmt: skip
+            "demo": _cmd_demo, "report": _cmd_report}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,6 +39,9 @@ Errors:
     ``ConfigError``, ``PlanError``, ``TimelineChanged``.
 Footer statistics:
     ``footer_stats_provider`` (what ``context.slice_stats`` reads in production).
+Layout figures (docs/layout-report.md):
+    ``overlap_figures`` (Hudi's column-stats overlap), ``expected_files`` and ``positions`` (files a query opens),
+    ``predict_files_per_query`` with ``FileRanges``/``PlannedRewrite``/``QueryFiles`` (before -> after a plan).
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ from .plan.avro_plan import group_metrics, read_plan
 from .plan.model import PlanContext, PlannedGroup, SliceStats, UpdateContext, UpdateDecision
 from .plan.packing import GroupCutter, cut_in_order, pack_by_size, slices_by_partition
 from .protocols import ExecutionStrategy, PlanStrategy, UpdateStrategy
+from .report.overlap import RANGE_QUERY_FRACTION, expected_files, overlap_figures, positions
+from .report.predict import FileRanges, PlannedRewrite, QueryFiles, predict_files_per_query
 from .run.outofcore import group_schema, range_allowance, slice_batches, spill_directory
 from .run.spill import ColumnsKey, RangeSpill, SortKey, write_run
 from .run.task import ONE_FILE, GroupTask
@@ -81,7 +86,8 @@ def params_key(strategy_name: str, setting: str) -> str:
 
 
 __all__ = [
-    "ONE_FILE", "PARAMS_KEY_PREFIX", "SORT_COLUMNS_KEY", "BaseFile", "ClusteringConfig", "ColumnsKey", "ConfigError",
+    "ONE_FILE", "PARAMS_KEY_PREFIX", "RANGE_QUERY_FRACTION", "SORT_COLUMNS_KEY", "BaseFile", "FileRanges",
+    "PlannedRewrite", "QueryFiles", "expected_files", "overlap_figures", "positions", "predict_files_per_query", "ClusteringConfig", "ColumnsKey", "ConfigError",
     "ExecutionStrategy", "Field", "FileSlice", "GroupCutter", "GroupTask", "Layout", "LogFile", "PlanContext",
     "PlanError", "PlanStrategy", "PlannedGroup", "RangeSpill", "SizeLimits", "SliceStats", "SortAndSizeParams",
     "SortKey", "StrategyParams", "TimelineChanged", "UpdateContext", "UpdateDecision", "UpdateStrategy", "curve_name",

@@ -29,7 +29,7 @@ stamp=.venv/.hudi-cluster-installed
 sources=$(ls pyproject.toml plugins/*/pyproject.toml contrib/*/pyproject.toml 2>/dev/null | grep -v contrib/template || true)
 if [ ! -f "$stamp" ] || [ -n "$(find $sources constraints.txt -newer "$stamp" 2>/dev/null)" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
-  args=(-e ".[test,bench,cluster]")
+  args=(-e ".[test,bench,cluster,report]")
   for project in $sources; do
     dir=$(dirname "$project")
     [ "$dir" = "." ] || args+=(-e "$dir")

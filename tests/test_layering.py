@@ -29,6 +29,7 @@ RANKS = {
     "write": WRITE,  # base files, markers, the append writer: rows out, no plans
     "mdt": WRITE,  # the metadata table's HFile, log blocks, records and deltacommit: table-level writes, no plans
     "plan": PLAN,
+    "report": PLAN,  # reads the table's files and index, models queries; the plan strategies score groups with it
     "run": RUN,
     "run.commit": COMMIT,
     "run.execute": DRIVER,  # runs the tasks, then commits

@@ -16,7 +16,7 @@ import pytest
 
 from tests.support.runs import cli_command, cli_env, table_problems
 
-CASES = int(os.environ.get("HUDI_SIGNAL_CASES", "8"))
+CASES = int(os.environ.get("HUDI_SIGNAL_CASES", "4"))
 SEED = int(os.environ.get("HUDI_SIGNAL_SEED", str(random.SystemRandom().randrange(1 << 30))))
 LATEST = 30.0  # seconds: a run of this table takes 15-30 s on 2 busy cores, so the moments span all its phases
 

@@ -190,6 +190,9 @@ def _merged_range(records: Sequence[Mapping[str, Any]]) -> ColumnRange | None:
     return None if merged is None or deleted else merged
 
 
+merged_range = _merged_range  # what readers of the index outside this module call (the layout report)
+
+
 # A committed file's range for partition stats: the range, or None when its record can't be used as it is
 Committed = tuple[str, "ColumnRange | None"]
 

@@ -1,0 +1,155 @@
+"""The layout report without Spark: Hudi's overlap arithmetic on hand-made ranges, the query-files model, the
+charts (real PNGs of the documented size showing one bar per file or non-empty size bin) and bad input."""
+
+from __future__ import annotations
+
+import math
+import struct
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from hudi_cluster_core.cli import main
+from hudi_cluster_core.report.layout_report import build_report, size_histogram
+from hudi_cluster_core.report.overlap import expected_files, overlap_figures, positions
+from hudi_cluster_core.report.plots import AFTER_COLOR, BEFORE_COLOR, DPI, SIZE_FIGURE, range_figure_size
+from hudi_cluster_core.report.predict import FileRanges, PlannedRewrite, predict_files_per_query
+from hudi_cluster_core.table import load_table
+
+
+def test_overlap_figures_of_the_example_in_hudis_procedure():
+    """a 1-5, b 3-7, c 7-8: values 1, 3, 5, 7, 8 are covered by 1, 2, 2, 2, 1 files."""
+    figures = overlap_figures([(1, 5), (3, 7), (7, 8)])
+    assert figures is not None
+    assert (figures.average, figures.maximum, figures.percentiles, figures.values) == (1.6, 2, (2, 2, 2, 2), 5)
+    # ten disjoint files and one spanning them all: the percentiles are taken by index, without interpolation
+    wide = overlap_figures([(10 * i, 10 * i + 5) for i in range(10)] + [(0, 95)])
+    assert wide is not None and wide.maximum == 2 and wide.percentiles == (2, 2, 2, 2)
+    assert overlap_figures([(1, 1), (1, 1)]).percentiles == (2, 2, 2, 2)  # type: ignore[union-attr]
+    assert overlap_figures([]) is None
+
+
+def test_expected_files_of_simple_layouts():
+    assert expected_files([0, 10, 20], [9, 19, 29], [5, 5, 5]) == pytest.approx(1.0)  # disjoint
+    assert expected_files([0, 0, 0, 0], [10, 10, 10, 10], [1, 2, 3, 4]) == pytest.approx(4.0)  # one range, 4 files
+    assert expected_files([1, 2, 3], [1, 2, 3], [1, 1, 1]) == pytest.approx(1.0)  # single-value files
+    # two halves of [0, 100]: a 1% range (width 1) meets the other half when v is within 0.5 of 50
+    assert expected_files([0, 50], [50, 100], [1, 1], 0.01) == pytest.approx(2 * 50.5 / 100)
+    # rows weigh: a point in the big file's range [0, 10] is also in the small file's [5, 15] half the time
+    assert expected_files([0, 5], [10, 15], [9, 1]) == pytest.approx(0.9 * 1.5 + 0.1 * 1.5)
+
+
+def test_positions_are_values_when_numeric_else_ranks():
+    assert positions([3, 1.5, 2]) == [3.0, 1.5, 2.0]
+    assert positions(["b", "a", "c", "a"]) == [1.0, 0.0, 2.0, 0.0]
+    assert positions([1.0, math.inf, 2.0]) == [0.0, 2.0, 1.0]  # NaN read as +inf (Java's order): no span, ranks
+
+
+def test_predicted_linear_rewrite_of_overlapping_files_leaves_one_file_per_point():
+    files = {i: FileRanges("p", 100, {"a": (0, 100)}) for i in range(4)}
+    files[9] = FileRanges("p", 100, {"a": (200, 300)})  # left alone
+    [figures] = predict_files_per_query(files, [PlannedRewrite((0, 1, 2, 3), 4)], ["a"])
+    assert figures.point_before == pytest.approx((4 * 0.8 + 1 * 0.2))
+    assert figures.point_after == pytest.approx(1.0, abs=0.02)
+    assert figures.range_after < figures.range_before
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory) -> tuple[str, list[str]]:
+    """(path, instants): 4 appends of 40 rows to 2 partitions, each commit a file per partition whose 'amount'
+    range overlaps the previous commit's."""
+    root = tmp_path_factory.mktemp("report")
+    rng = np.random.default_rng(7)
+    for batch in range(4):
+        amounts = 30.0 * batch + rng.random(40) * 60
+        rows = pa.table({"id": [f"k{batch}-{i}" for i in range(40)], "region": ["us", "eu"] * 20,
+                         "amount": amounts, "name": [f"n{int(a):04d}" for a in amounts]})  # fmt: skip
+        pq.write_table(rows, root / f"in{batch}.parquet")
+        assert main(["append", "--base-path", str(root / "t"), "--input", str(root / f"in{batch}.parquet"),
+                     "--record-key", "id", "--partition-field", "region"]) == 0  # fmt: skip
+    base = str(root / "t")
+    return base, [i.time for i in load_table(base).timeline.completed()]
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR", f"{path} is no PNG"
+    return struct.unpack(">II", head[16:24])
+
+
+def _mask(image: np.ndarray, color: str) -> np.ndarray:
+    rgb = np.array([int(color[i : i + 2], 16) / 255 for i in (1, 3, 5)])
+    return np.all(np.abs(image[:, :, :3] - rgb) < 0.02, axis=2)
+
+
+def _runs(flags: np.ndarray) -> int:
+    return int(np.count_nonzero(flags[1:] & ~flags[:-1]) + flags[0])
+
+
+def _range_bars(path: Path, color: str) -> int:
+    """Horizontal bars: runs of pixel rows holding the bar colour."""
+    import matplotlib.image
+
+    return _runs(_mask(matplotlib.image.imread(path), color).any(axis=1))
+
+
+def _histogram_bars(path: Path, color: str) -> int:
+    """Vertical bars standing on one axis: runs of the bar colour along the pixel row just above the axis."""
+    import matplotlib.image
+
+    mask = _mask(matplotlib.image.imread(path), color)
+    bottom = int(np.nonzero(mask.any(axis=1))[0].max()) - 2
+    return _runs(mask[bottom])
+
+
+def test_charts_are_pngs_of_their_size_with_a_bar_per_file(table, tmp_path, capsys):
+    base, instants = table
+    out = tmp_path / "charts"
+    assert main(["report", base, "--columns", "amount,name", "--plot", str(out)]) == 0
+    assert "partition eu: 4 base file(s)" in capsys.readouterr().out
+    report = build_report(load_table(base), ["amount"])
+    assert _png_size(out / "file-sizes.png") == (SIZE_FIGURE[0] * DPI, SIZE_FIGURE[1] * DPI)
+    sizes = [s for p in report.partitions for s in p.file_sizes]
+    assert _histogram_bars(out / "file-sizes.png", AFTER_COLOR) == sum(1 for *_, n in size_histogram(sizes) if n)
+    for column in ("amount", "name"):
+        chart = out / f"ranges-{column}.png"
+        assert _png_size(chart) == tuple(int(v * DPI) for v in range_figure_size(8))
+        assert _range_bars(chart, AFTER_COLOR) == 8 and _range_bars(chart, BEFORE_COLOR) == 0
+
+
+def test_before_an_instant_draws_both_layouts(table, tmp_path, capsys):
+    base, instants = table
+    out = tmp_path / "charts"
+    assert main(["report", base, "--columns", "amount", "--before", instants[1], "--plot", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert " -> " in text
+    chart = out / "ranges-amount.png"
+    assert _range_bars(chart, BEFORE_COLOR) == 4 and _range_bars(chart, AFTER_COLOR) == 8
+    assert _png_size(chart) == tuple(int(v * DPI) for v in range_figure_size(8))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--columns", "amount,nope"], "--columns: nope not among the table's columns"),
+    (["--columns", "amount,,name"], "--columns 'amount,,name': expected comma-separated column names"),
+    (["--before", "20000101000000000"], "--before 20000101000000000: not a completed instant"),
+    (["--source", "metadata"], "--source metadata: the table at"),
+])  # fmt: skip
+def test_bad_input_is_one_line_and_exit_2(table, capsys, argv, message):
+    base, _ = table
+    assert main(["report", base, *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_plot_without_matplotlib_is_one_line(table, tmp_path, capsys, monkeypatch):
+    base, _ = table
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # what an environment without it gives: ImportError
+    assert main(["report", base, "--columns", "amount", "--plot", str(tmp_path / "charts")]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""  # said before any work
+    assert "--plot needs matplotlib: pip install matplotlib" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "charts").exists()
