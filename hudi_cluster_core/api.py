@@ -210,14 +210,17 @@ def _cluster(
                 plan = read_plan(table.storage, target, scheduled.record, source="<dry-run plan>")
                 return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", config, registry)
             if mode == "schedule":
-                return _plan_result(table, _load(table.reload(), target), mode, False, rolled_back, "scheduled", config,
-                                    registry)  # fmt: skip
+                parts = f" (partial progress: also {', '.join(scheduled.parts)})" if scheduled.parts else ""
+                return _plan_result(table, _load(table.reload(), target), mode, False, rolled_back,
+                                    "scheduled" + parts, config, registry)  # fmt: skip
         table = table.reload()
         plan = _load(table, target)
         if dry_run:
             return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", config, registry)
         spark = spark or _session(spark_master, settings)
-        return _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode)
+        result = _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode)
+        if mode != "scheduleAndExecute" or not config.partial_progress_max_groups:
+            return result
     except BaseException as failure:
         if heartbeat is None:
             raise
@@ -228,6 +231,47 @@ def _cluster(
     finally:
         if heartbeat is not None:
             heartbeat.stop()
+    return _execute_parts(table, config, registry, spark, parallelism, ownership, result, keep_failed_plan)
+
+
+def _execute_parts(table, config, registry, spark, parallelism, ownership, first: ClusterResult,
+                   keep_failed_plan: bool) -> ClusterResult:  # fmt: skip
+    """Partial progress (``hoodie.clustering.partial.progress.max.groups``): the plan's other instants, and any
+    other plan scheduled and never started, executed one after another, each claimed and committed on its own: a
+    crash loses at most the instant running. The result adds them up."""
+    from dataclasses import replace
+
+    from .failpoints import failpoint
+
+    done = [first]
+    while True:
+        failpoint("after-partial-instant")  # tests: a crash between two committed instants
+        table = table.reload()
+        waiting = [i.time for i in free_pending(table, ownership) if i.state is State.REQUESTED]
+        if not waiting:
+            break
+        try:
+            heartbeat = claim(table, waiting[0], ownership)
+        except PlanError as busy:  # taken by another run since we looked: it does that one
+            log.info("%s", busy)
+            continue
+        try:
+            plan = _load(table, waiting[0])
+            done.append(_execute(table, plan, config, registry, spark, parallelism, heartbeat, (), first.mode))
+        except BaseException as failure:
+            keep = keep_failed_plan and not isinstance(failure, WriteConflict)
+            _roll_back_failed(table, waiting[0], heartbeat, ownership, failure, keep_plan=keep)
+            raise
+        finally:
+            heartbeat.stop()
+    if len(done) == 1:
+        return first
+    return replace(
+        first, input_file_groups=sum(r.input_file_groups for r in done), output_files=sum(r.output_files for r in done),
+        bytes_rewritten=sum(r.bytes_rewritten for r in done), groups=tuple(g for r in done for g in r.groups),
+        partitions=tuple(p for r in done for p in r.partitions),
+        message=f"completed {len(done)} instants (partial progress): {', '.join(str(r.instant_time) for r in done)}",
+    )  # fmt: skip
 
 
 def _claim_pending(table, ownership, dry_run: bool, retry: bool, max_processing_ms: int):
