@@ -10,7 +10,7 @@ the target allows, each with a footer of its own (the rolling writer keeps every
   files' bytes corrected by the base files' compression ratio (compressed / uncompressed bytes of their
   chunks): a log block holds about a row's uncompressed bytes;
 * a file's footer: the inputs' parquet metadata (their footer less their bloom filter text) plus the bloom text
-  of the keys one output file holds (:mod:`..write.footer_size`);
+  of the keys one output file holds (:class:`..io.file_budget.BloomSizing`);
 * files: the fewest that hold the rows' bytes when each is filled as the rolling writer fills it.
 """
 
@@ -22,10 +22,9 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import pyarrow.parquet as pq
 
+from ..config import catalogue
 from ..io.bloom import BLOOM_FILTER_FOOTER_KEY
-from ..write.base_file import ParquetOptions
-from ..write.footer_size import bloom_text_bytes
-from ..write.rolling import FILL, ROLL_SLACK
+from ..io.file_budget import FILL, ROLL_SLACK, BloomSizing
 
 if TYPE_CHECKING:
     from ..io.storage import Storage
@@ -71,8 +70,17 @@ def base_file_facts(storage: Storage, path: str, size: int | None = None) -> Bas
     return BaseFileFacts(size, metadata.num_rows, data, uncompressed, max(0, size - data - bloom - 4))
 
 
+def bloom_sizing(settings) -> BloomSizing:
+    """The bloom filter settings of a job's (or a task's) raw map of Hudi keys."""
+    return BloomSizing(
+        catalogue.read(settings, catalogue.PARQUET_BLOOM_FILTER_ENABLED), catalogue.read(settings, catalogue.BLOOM_FILTER_TYPE),
+        catalogue.read(settings, catalogue.BLOOM_NUM_ENTRIES), catalogue.read(settings, catalogue.BLOOM_FPP),
+        catalogue.read(settings, catalogue.BLOOM_DYNAMIC_MAX_ENTRIES),
+    )  # fmt: skip
+
+
 def estimate_output(bases: Sequence[BaseFileFacts], log_bytes: int, log_files: int, target: int,
-                    options: ParquetOptions) -> OutputEstimate:  # fmt: skip
+                    bloom: BloomSizing) -> OutputEstimate:  # fmt: skip
     """Files and bytes of a group of these inputs rewritten into files of at most ``target`` bytes."""
     data = sum(b.data_bytes for b in bases)
     uncompressed = sum(b.uncompressed_bytes for b in bases)
@@ -84,7 +92,7 @@ def estimate_output(bases: Sequence[BaseFileFacts], log_bytes: int, log_files: i
     metadata = max((b.metadata_bytes for b in bases), default=DEFAULT_METADATA_BYTES)
 
     def footer(files: int) -> int:
-        return metadata + bloom_text_bytes(math.ceil(rows / files) if rows else 0, options)
+        return metadata + bloom.text_bytes(math.ceil(rows / files) if rows else 0)
 
     # the writer fills a file to FILL of the target and closes it once less than ROLL_SLACK is left
     fill = target * (FILL - ROLL_SLACK / 2)
@@ -99,17 +107,17 @@ def estimate_output(bases: Sequence[BaseFileFacts], log_bytes: int, log_files: i
     return OutputEstimate(files, payload + files * footer(files), input_bytes, log_files)
 
 
-def estimate_slices(storage: Storage, slices: Iterable[FileSlice], target: int, options: ParquetOptions) -> OutputEstimate:
+def estimate_slices(storage: Storage, slices: Iterable[FileSlice], target: int, bloom: BloomSizing) -> OutputEstimate:
     """:func:`estimate_output` of a planned group's file slices."""
     slices = list(slices)
     bases = [base_file_facts(storage, storage.join(s.relative_path(s.base_file.name)), s.base_file_size)
              for s in slices if s.base_file]  # fmt: skip
     logs = [log for s in slices for log in s.log_files]
-    return estimate_output(bases, sum(s.log_files_size for s in slices), len(logs), target, options)
+    return estimate_output(bases, sum(s.log_files_size for s in slices), len(logs), target, bloom)
 
 
-def estimate_plan_group(storage: Storage, group: PlanGroup, target: int, options: ParquetOptions) -> OutputEstimate:
+def estimate_plan_group(storage: Storage, group: PlanGroup, target: int, bloom: BloomSizing) -> OutputEstimate:
     """:func:`estimate_output` of a stored plan's group (its files as the plan names them)."""
     bases = [base_file_facts(storage, s.base_file) for s in group.slices if s.base_file]
     logs = [path for s in group.slices for path in s.log_files if not path.endswith(".cdc")]
-    return estimate_output(bases, sum(storage.size(p) for p in logs), len(logs), target, options)
+    return estimate_output(bases, sum(storage.size(p) for p in logs), len(logs), target, bloom)

@@ -13,10 +13,9 @@ from ..failpoints import failpoint
 from ..plugins import StrategyRegistry, call_hook
 from ..table import HudiTable, State
 from ..table.schema import check_sort_columns_in_schema
-from ..write.base_file import ParquetOptions
 from .avro_plan import build_requested_replace_metadata
 from .eligibility import select_partitions
-from .estimate import estimate_slices
+from .estimate import bloom_sizing, estimate_slices
 from .footer_stats import footer_stats_provider
 from .model import PlanContext, PlannedGroup
 from .stored_settings import settings_to_store
@@ -62,10 +61,10 @@ def _check_groups(strategy, eligible: list, groups: list[PlannedGroup]) -> None:
 def _estimated(table: HudiTable, config, groups: list[PlannedGroup]) -> list[PlannedGroup]:
     """Groups sized by the target's rule get the estimate's file count instead: what their rows become, written
     in files of at most the target, footers included (plan/estimate.py; the dry run predicts with it too)."""
-    options = ParquetOptions.from_hoodie(dict(config.raw))
+    bloom = bloom_sizing(config.raw)
     target = config.target_file_max_bytes
     return [
-        replace(g, num_output_file_groups=estimate_slices(table.storage, g.slices, target, options).files)
+        replace(g, num_output_file_groups=estimate_slices(table.storage, g.slices, target, bloom).files)
         if g.sized_by_target else g
         for g in groups
     ]

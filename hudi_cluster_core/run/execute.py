@@ -10,7 +10,7 @@ from ..errors import PlanError
 from ..failpoints import failpoint
 from ..write.base_file import ParquetOptions
 from ..plan.avro_plan import StoredPlan, read_plan
-from ..plan.estimate import OutputEstimate, estimate_plan_group
+from ..plan.estimate import OutputEstimate, bloom_sizing, estimate_plan_group
 from ..plan.stored_settings import settings_in_effect, split_stored
 from ..plan.validate import validate_plan
 from ..plugins import StrategyRegistry, call_hook
@@ -96,8 +96,7 @@ def plan_estimates(table: HudiTable, plan: StoredPlan, config, registry: Strateg
     own_params, stored = split_stored(plan.strategy_params)
     settings, _ = settings_in_effect(stored, config.raw)
     target = catalogue.read(settings, catalogue.TARGET_FILE_MAX_BYTES)
-    options = ParquetOptions.from_hoodie(settings)
-    estimates = [estimate_plan_group(table.storage, group, target, options) for group in plan.groups]
+    estimates = [estimate_plan_group(table.storage, group, target, bloom_sizing(settings)) for group in plan.groups]
     execution = registry.resolve("execution", plan.execution_class, config_key="plan strategy.strategyClassName")
     columns = own_params.get(catalogue.SORT_COLUMNS) or "none"
     line = (f"execution {plan.execution_class}, sort columns {columns}, layout {_layout(execution, settings)}, "

@@ -10,37 +10,28 @@ writer), and a plan that predicts how many files and bytes a group becomes (``pl
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..io.bloom import bloom_sizing
+from ..io.file_budget import BloomSizing
 from .base_file import ParquetOptions, parquet_writer
 
 # the footer key names and the bloom filter type code, their lengths as thrift strings (generous)
 _KEY_VALUE_FIXED = 160
 # per column per row group: what statistics of other rows may add over a one-row file's (longer min/max strings)
 _STATS_SLACK_PER_COLUMN = 96
-_BLOOM_HEADER = 13  # InternalBloomFilter's header: version, hash count, hash type, bit size
-_DYNAMIC_HEADER = 12  # DYNAMIC_V0: entries per row, keys in the current row, rows
+
+
+def bloom_sizing_of(options: ParquetOptions) -> BloomSizing:
+    return BloomSizing(options.bloom_enabled, options.bloom_filter_type, options.bloom_num_entries, options.bloom_fpp,
+                       options.bloom_dynamic_max_entries)  # fmt: skip
 
 
 def bloom_text_bytes(n_keys: int, options: ParquetOptions) -> int:
     """The length of the bloom filter's base64 text for a file of ``n_keys`` keys (0 when bloom filters are off)."""
-    if not options.bloom_enabled:
-        return 0
-    bit_size, _ = bloom_sizing(options.bloom_num_entries, options.bloom_fpp)
-    row = _BLOOM_HEADER + math.ceil(bit_size / 8)
-    if options.bloom_filter_type == "SIMPLE":
-        raw = row
-    else:
-        entries = options.bloom_num_entries
-        full_rows = max(1, -(-options.bloom_dynamic_max_entries // entries))
-        rows = min(full_rows, max(1, -(-n_keys // entries)))
-        raw = _BLOOM_HEADER + _DYNAMIC_HEADER + rows * row
-    return 4 * math.ceil(raw / 3)
+    return bloom_sizing_of(options).text_bytes(n_keys)
 
 
 @dataclass(frozen=True)

@@ -23,14 +23,12 @@ from typing import Callable
 import pyarrow as pa
 
 from ..failpoints import corrupt, failpoint
+from ..io.file_budget import FILL, ROLL_SLACK
 from ..io.storage import Storage
 from .base_file import WriteContext, footer_for_keys, new_base_file, parquet_writer, write_stat
 from .footer_size import FooterModel, fixed_data_bytes, footer_model
 
-# A file with less room than this share of the target is done: one more row group would be tiny.
-ROLL_SLACK = 0.02
-# Files are filled to this share of the target: the room left absorbs rows compressing worse than those before.
-FILL = 0.97
+__all__ = ["FILL", "ROLL_SLACK", "RollingWriter"]
 
 
 @dataclass
