@@ -11,6 +11,9 @@ the target allows, each with a footer of its own (the rolling writer keeps every
   chunks): a log block holds about a row's uncompressed bytes;
 * a file's footer: the inputs' parquet metadata (their footer less their bloom filter text) plus the bloom text
   of the keys one output file holds (:class:`..io.file_budget.BloomSizing`);
+* the new row order: sorting moves rows that compressed well together apart (sequential keys shuffled by a
+  sort on other columns) or together; a sample of the group's rows (the first rows of up to 8 base files),
+  compressed with the output codec in the order read and sorted by the sort columns, gives the factor;
 * files: the fewest that hold the rows' bytes when each is filled as the rolling writer fills it.
 """
 
@@ -20,6 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..config import catalogue
@@ -31,7 +35,10 @@ if TYPE_CHECKING:
     from ..table import FileSlice
     from .avro_plan import PlanGroup
 
-DEFAULT_METADATA_BYTES = 4096  # a file's parquet metadata when no input base file shows it (log-only groups)
+DEFAULT_METADATA_BYTES = 4096
+SAMPLE_ROWS = 20_000  # rows compressed twice to learn what the new order does to the rows' bytes
+SAMPLE_FILES = 8
+_ARROW_CODECS = {"uncompressed": "none"}  # a file's parquet metadata when no input base file shows it (log-only groups)
 
 
 @dataclass(frozen=True)
@@ -79,16 +86,47 @@ def bloom_sizing(settings) -> BloomSizing:
     )  # fmt: skip
 
 
+def reorder_factor(storage: Storage, base_files: Sequence[str], columns: Sequence[str], codec: str) -> float:
+    """Compressed bytes of a sample of the group's rows sorted by ``columns`` over the same rows as read: what the
+    new order does to the rows' bytes (1.0 without sort columns, or when the sample cannot be sorted)."""
+    if not columns or not base_files:
+        return 1.0
+    step = max(1, len(base_files) // SAMPLE_FILES)
+    chosen = list(base_files[::step])[:SAMPLE_FILES]
+    parts = []
+    for path in chosen:
+        with storage.fs.open_input_file(path) as handle:
+            batch = next(pq.ParquetFile(handle).iter_batches(batch_size=max(1, SAMPLE_ROWS // len(chosen))), None)
+        if batch is not None and batch.num_rows:
+            parts.append(pa.Table.from_batches([batch]))
+    try:
+        sample = pa.concat_tables(parts, promote_options="permissive")
+        ordered = sample.sort_by([(c, "ascending") for c in columns])
+    except (pa.ArrowException, ValueError, KeyError):  # a column the sample lacks, a type Arrow cannot sort
+        return 1.0
+    as_read = _compressed(sample, codec)
+    return _compressed(ordered, codec) / as_read if as_read else 1.0
+
+
+def _compressed(rows: pa.Table, codec: str) -> int:
+    sink = pa.BufferOutputStream()
+    pq.write_table(rows, sink, compression=_ARROW_CODECS.get(codec, codec), store_schema=False)
+    metadata = pq.read_metadata(pa.BufferReader(sink.getvalue()))
+    return sum(metadata.row_group(g).column(c).total_compressed_size
+               for g in range(metadata.num_row_groups) for c in range(metadata.num_columns))  # fmt: skip
+
+
 def estimate_output(bases: Sequence[BaseFileFacts], log_bytes: int, log_files: int, target: int,
-                    bloom: BloomSizing) -> OutputEstimate:  # fmt: skip
-    """Files and bytes of a group of these inputs rewritten into files of at most ``target`` bytes."""
+                    bloom: BloomSizing, reorder: float = 1.0) -> OutputEstimate:  # fmt: skip
+    """Files and bytes of a group of these inputs rewritten into files of at most ``target`` bytes (``reorder``:
+    :func:`reorder_factor`)."""
     data = sum(b.data_bytes for b in bases)
     uncompressed = sum(b.uncompressed_bytes for b in bases)
     rows = sum(b.rows for b in bases)
     ratio = data / uncompressed if uncompressed else 1.0
     if rows and uncompressed:
         rows += int(log_bytes / (uncompressed / rows))
-    payload = data + int(log_bytes * ratio)
+    payload = int((data + log_bytes * ratio) * reorder)
     metadata = max((b.metadata_bytes for b in bases), default=DEFAULT_METADATA_BYTES)
 
     def footer(files: int) -> int:
@@ -107,17 +145,22 @@ def estimate_output(bases: Sequence[BaseFileFacts], log_bytes: int, log_files: i
     return OutputEstimate(files, payload + files * footer(files), input_bytes, log_files)
 
 
-def estimate_slices(storage: Storage, slices: Iterable[FileSlice], target: int, bloom: BloomSizing) -> OutputEstimate:
-    """:func:`estimate_output` of a planned group's file slices."""
+def estimate_slices(storage: Storage, slices: Iterable[FileSlice], target: int, bloom: BloomSizing,
+                    columns: Sequence[str] = (), codec: str = "gzip") -> OutputEstimate:  # fmt: skip
+    """:func:`estimate_output` of a planned group's file slices, sorted by ``columns``."""
     slices = list(slices)
-    bases = [base_file_facts(storage, storage.join(s.relative_path(s.base_file.name)), s.base_file_size)
-             for s in slices if s.base_file]  # fmt: skip
+    paths = [storage.join(s.relative_path(s.base_file.name)) for s in slices if s.base_file]
+    bases = [base_file_facts(storage, path, s.base_file_size) for path, s in zip(paths, [s for s in slices if s.base_file])]
     logs = [log for s in slices for log in s.log_files]
-    return estimate_output(bases, sum(s.log_files_size for s in slices), len(logs), target, bloom)
+    reorder = reorder_factor(storage, paths, columns, codec)
+    return estimate_output(bases, sum(s.log_files_size for s in slices), len(logs), target, bloom, reorder)
 
 
-def estimate_plan_group(storage: Storage, group: PlanGroup, target: int, bloom: BloomSizing) -> OutputEstimate:
-    """:func:`estimate_output` of a stored plan's group (its files as the plan names them)."""
-    bases = [base_file_facts(storage, s.base_file) for s in group.slices if s.base_file]
+def estimate_plan_group(storage: Storage, group: PlanGroup, target: int, bloom: BloomSizing,
+                        columns: Sequence[str] = (), codec: str = "gzip") -> OutputEstimate:  # fmt: skip
+    """:func:`estimate_output` of a stored plan's group (its files as the plan names them), sorted by ``columns``."""
+    paths = [s.base_file for s in group.slices if s.base_file]
+    bases = [base_file_facts(storage, path) for path in paths]
     logs = [path for s in group.slices for path in s.log_files if not path.endswith(".cdc")]
-    return estimate_output(bases, sum(storage.size(p) for p in logs), len(logs), target, bloom)
+    reorder = reorder_factor(storage, paths, columns, codec)
+    return estimate_output(bases, sum(storage.size(p) for p in logs), len(logs), target, bloom, reorder)

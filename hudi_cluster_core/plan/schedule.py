@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from ..avro import encode_avro
 from ..config import catalogue, strategy_params
+from ..config.sort_columns import parse_sort_columns
 from ..errors import ConfigError, PlanError, PluginError
 from ..failpoints import failpoint
 from ..plugins import StrategyRegistry, call_hook
@@ -63,8 +64,10 @@ def _estimated(table: HudiTable, config, groups: list[PlannedGroup]) -> list[Pla
     in files of at most the target, footers included (plan/estimate.py; the dry run predicts with it too)."""
     bloom = bloom_sizing(config.raw)
     target = config.target_file_max_bytes
+    columns = list(parse_sort_columns(config.sort_columns)) if config.sort_columns else []
+    codec = config.writer.parquet_compression_codec
     return [
-        replace(g, num_output_file_groups=estimate_slices(table.storage, g.slices, target, bloom).files)
+        replace(g, num_output_file_groups=estimate_slices(table.storage, g.slices, target, bloom, columns, codec).files)
         if g.sized_by_target else g
         for g in groups
     ]

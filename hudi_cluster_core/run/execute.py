@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass, replace
 
 from ..config import catalogue, strategy_params
+from ..config.sort_columns import parse_sort_columns
 from ..errors import PlanError
 from ..failpoints import failpoint
 from ..write.base_file import ParquetOptions
@@ -96,10 +97,13 @@ def plan_estimates(table: HudiTable, plan: StoredPlan, config, registry: Strateg
     own_params, stored = split_stored(plan.strategy_params)
     settings, _ = settings_in_effect(stored, config.raw)
     target = catalogue.read(settings, catalogue.TARGET_FILE_MAX_BYTES)
-    estimates = [estimate_plan_group(table.storage, group, target, bloom_sizing(settings)) for group in plan.groups]
+    columns = own_params.get(catalogue.SORT_COLUMNS)
+    names = list(parse_sort_columns(columns)) if columns else []
+    codec = str(catalogue.read(settings, catalogue.PARQUET_COMPRESSION_CODEC))
+    estimates = [estimate_plan_group(table.storage, group, target, bloom_sizing(settings), names, codec)
+                 for group in plan.groups]  # fmt: skip
     execution = registry.resolve("execution", plan.execution_class, config_key="plan strategy.strategyClassName")
-    columns = own_params.get(catalogue.SORT_COLUMNS) or "none"
-    line = (f"execution {plan.execution_class}, sort columns {columns}, layout {_layout(execution, settings)}, "
+    line = (f"execution {plan.execution_class}, sort columns {columns or 'none'}, layout {_layout(execution, settings)}, "
             f"target {target / 2**20:.2f} MiB; predicted {sum(e.files for e in estimates)} file(s), "
             f"{sum(e.bytes for e in estimates) / 2**20:.2f} MiB from {sum(e.input_bytes for e in estimates) / 2**20:.2f} "
             f"MiB ({sum(e.log_files for e in estimates)} log file(s))")  # fmt: skip
