@@ -12,8 +12,8 @@ the target allows, each with a footer of its own (the rolling writer keeps every
 * a file's footer: the inputs' parquet metadata (their footer less their bloom filter text) plus the bloom text
   of the keys one output file holds (:class:`..io.file_budget.BloomSizing`);
 * the new row order: sorting moves rows that compressed well together apart (sequential keys shuffled by a
-  sort on other columns) or together; a sample of the group's rows (the first rows of up to 8 base files),
-  compressed with the output codec in the order read and sorted by the sort columns, gives the factor;
+  sort on other columns) or together; with sort columns, the rows' bytes are the rows times what a row takes in
+  a sample of the group's rows (the first rows of up to 16 base files) sorted and compressed as the writer does;
 * files: the fewest that hold the rows' bytes when each is filled as the rolling writer fills it.
 """
 
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..config import catalogue
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 DEFAULT_METADATA_BYTES = 4096
 SAMPLE_ROWS = 20_000  # rows compressed twice to learn what the new order does to the rows' bytes
-SAMPLE_FILES = 8
+SAMPLE_FILES = 16
 _ARROW_CODECS = {"uncompressed": "none"}  # a file's parquet metadata when no input base file shows it (log-only groups)
 
 
@@ -86,11 +87,12 @@ def bloom_sizing(settings) -> BloomSizing:
     )  # fmt: skip
 
 
-def reorder_factor(storage: Storage, base_files: Sequence[str], columns: Sequence[str], codec: str) -> float:
-    """Compressed bytes of a sample of the group's rows sorted by ``columns`` over the same rows as read: what the
-    new order does to the rows' bytes (1.0 without sort columns, or when the sample cannot be sorted)."""
+def sorted_bytes_per_row(storage: Storage, base_files: Sequence[str], columns: Sequence[str], codec: str) -> float | None:
+    """Compressed bytes a row takes once the group is sorted by ``columns``: a sample of its rows (the first rows of
+    up to ``SAMPLE_FILES`` base files) sorted and compressed with the output codec, dictionaries only where values
+    repeat (as the writer chooses them). None without sort columns, or when the sample cannot be sorted."""
     if not columns or not base_files:
-        return 1.0
+        return None
     step = max(1, len(base_files) // SAMPLE_FILES)
     chosen = list(base_files[::step])[:SAMPLE_FILES]
     parts = []
@@ -100,33 +102,34 @@ def reorder_factor(storage: Storage, base_files: Sequence[str], columns: Sequenc
         if batch is not None and batch.num_rows:
             parts.append(pa.Table.from_batches([batch]))
     try:
-        sample = pa.concat_tables(parts, promote_options="permissive")
-        ordered = sample.sort_by([(c, "ascending") for c in columns])
+        sample = pa.concat_tables(parts, promote_options="permissive").sort_by([(c, "ascending") for c in columns])
     except (pa.ArrowException, ValueError, KeyError):  # a column the sample lacks, a type Arrow cannot sort
-        return 1.0
-    as_read = _compressed(sample, codec)
-    return _compressed(ordered, codec) / as_read if as_read else 1.0
+        return None
+    return _compressed(sample, codec) / sample.num_rows if sample.num_rows else None
 
 
 def _compressed(rows: pa.Table, codec: str) -> int:
+    repeated = [name for name, column in zip(rows.column_names, rows.columns)
+                if not pa.types.is_nested(column.type) and pc.count_distinct(column).as_py() < rows.num_rows // 2]
     sink = pa.BufferOutputStream()
-    pq.write_table(rows, sink, compression=_ARROW_CODECS.get(codec, codec), store_schema=False)
+    pq.write_table(rows, sink, compression=_ARROW_CODECS.get(codec, codec), use_dictionary=repeated,
+                   compression_level=6 if codec == "gzip" else None, store_schema=False)  # fmt: skip
     metadata = pq.read_metadata(pa.BufferReader(sink.getvalue()))
     return sum(metadata.row_group(g).column(c).total_compressed_size
                for g in range(metadata.num_row_groups) for c in range(metadata.num_columns))  # fmt: skip
 
 
 def estimate_output(bases: Sequence[BaseFileFacts], log_bytes: int, log_files: int, target: int,
-                    bloom: BloomSizing, reorder: float = 1.0) -> OutputEstimate:  # fmt: skip
-    """Files and bytes of a group of these inputs rewritten into files of at most ``target`` bytes (``reorder``:
-    :func:`reorder_factor`)."""
+                    bloom: BloomSizing, sorted_per_row: float | None = None) -> OutputEstimate:  # fmt: skip
+    """Files and bytes of a group of these inputs rewritten into files of at most ``target`` bytes
+    (``sorted_per_row``: :func:`sorted_bytes_per_row`, the rows' bytes once sorted)."""
     data = sum(b.data_bytes for b in bases)
     uncompressed = sum(b.uncompressed_bytes for b in bases)
     rows = sum(b.rows for b in bases)
     ratio = data / uncompressed if uncompressed else 1.0
     if rows and uncompressed:
         rows += int(log_bytes / (uncompressed / rows))
-    payload = int((data + log_bytes * ratio) * reorder)
+    payload = int(rows * sorted_per_row) if sorted_per_row and rows else data + int(log_bytes * ratio)
     metadata = max((b.metadata_bytes for b in bases), default=DEFAULT_METADATA_BYTES)
 
     def footer(files: int) -> int:
@@ -152,8 +155,8 @@ def estimate_slices(storage: Storage, slices: Iterable[FileSlice], target: int, 
     paths = [storage.join(s.relative_path(s.base_file.name)) for s in slices if s.base_file]
     bases = [base_file_facts(storage, path, s.base_file_size) for path, s in zip(paths, [s for s in slices if s.base_file])]
     logs = [log for s in slices for log in s.log_files]
-    reorder = reorder_factor(storage, paths, columns, codec)
-    return estimate_output(bases, sum(s.log_files_size for s in slices), len(logs), target, bloom, reorder)
+    per_row = sorted_bytes_per_row(storage, paths, columns, codec)
+    return estimate_output(bases, sum(s.log_files_size for s in slices), len(logs), target, bloom, per_row)
 
 
 def estimate_plan_group(storage: Storage, group: PlanGroup, target: int, bloom: BloomSizing,
@@ -162,5 +165,5 @@ def estimate_plan_group(storage: Storage, group: PlanGroup, target: int, bloom: 
     paths = [s.base_file for s in group.slices if s.base_file]
     bases = [base_file_facts(storage, path) for path in paths]
     logs = [path for s in group.slices for path in s.log_files if not path.endswith(".cdc")]
-    reorder = reorder_factor(storage, paths, columns, codec)
-    return estimate_output(bases, sum(storage.size(p) for p in logs), len(logs), target, bloom, reorder)
+    per_row = sorted_bytes_per_row(storage, paths, columns, codec)
+    return estimate_output(bases, sum(storage.size(p) for p in logs), len(logs), target, bloom, per_row)
