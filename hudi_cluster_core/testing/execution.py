@@ -173,11 +173,13 @@ def footer_reserve(storage, base_file: str | None) -> int:
     if base_file is None:
         return 0
     if base_file not in _RESERVE:
-        from ..write.footer_size import footer_model
+        from ..write.footer_size import footer_model, long_values
 
-        row = pq.read_table(base_file, filesystem=storage.fs).slice(0, 1)
+        rows = pq.read_table(base_file, filesystem=storage.fs)
+        row = rows.slice(0, 1)
         longest = max((len(k) for k in row.column("_hoodie_record_key").to_pylist() if k), default=0)
-        _RESERVE[base_file] = footer_model(row, ParquetOptions(bloom_enabled=False), 4 * longest + 16).bytes(1, 2)
+        excess = max(0, long_values(rows) - long_values(row))  # longer statistics than the measured row's
+        _RESERVE[base_file] = footer_model(row, ParquetOptions(bloom_enabled=False), 4 * longest + 16).bytes(1, 2) + 6 * excess
     return _RESERVE[base_file]
 
 

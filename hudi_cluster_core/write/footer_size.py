@@ -90,3 +90,17 @@ def _write_in_memory(row: pa.Table, options: ParquetOptions, row_groups: int) ->
     chunks = sum(metadata.row_group(g).column(c).total_compressed_size
                  for g in range(metadata.num_row_groups) for c in range(metadata.num_columns))  # fmt: skip
     return len(data), chunks
+
+
+def long_values(rows: pa.Table) -> int:
+    """The longest string or binary value of each such column of ``rows``, summed: the bytes their min/max
+    statistics may take in a row group's metadata beyond a one-row file's."""
+    import pyarrow.compute as pc
+
+    total = 0
+    for column in rows.columns:
+        kind = column.type
+        if rows.num_rows and (pa.types.is_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_string(kind)
+                              or pa.types.is_large_binary(kind)):  # fmt: skip
+            total += pc.max(pc.binary_length(column)).as_py() or 0
+    return total

@@ -26,7 +26,7 @@ from ..failpoints import corrupt, failpoint
 from ..io.file_budget import FILL, ROLL_SLACK
 from ..io.storage import Storage
 from .base_file import WriteContext, footer_for_keys, new_base_file, parquet_writer, write_stat
-from .footer_size import FooterModel, fixed_data_bytes, footer_model
+from .footer_size import FooterModel, fixed_data_bytes, footer_model, long_values
 
 __all__ = ["FILL", "ROLL_SLACK", "RollingWriter"]
 
@@ -68,6 +68,8 @@ class RollingWriter:
         self._footer: FooterModel | None = None
         self._footer_error = 0  # how much a finished file's footer outgrew the model: added to later estimates
         self._fixed = 0  # a file's column chunk bytes before any row: not a cost of its rows
+        self._long_values = 0  # the longest string values seen, summed over columns (their statistics' bytes)
+        self._sample_values = 0  # the same of the row the footer model was measured on
         self._rows_seen = 0
         self.file_id = file_id  # the one file's id when the caller names it (a bucket index's file group)
         self.observe = observe
@@ -79,6 +81,7 @@ class RollingWriter:
         if self.restamp is not None and table.num_rows:
             table = self.restamp(table, self._rows_seen)
         self._rows_seen += table.num_rows
+        self._note_long_values(table)
         in_memory_per_row = max(1.0, table.nbytes / table.num_rows) if table.num_rows else 1.0
         row_group_rows = max(1, int(self.context.options.row_group_bytes // in_memory_per_row))
         offset = 0
@@ -125,9 +128,16 @@ class RollingWriter:
             sample = self.context.named(table.slice(0, 1), "x" * 80).replace_schema_metadata(None)
             longest = max((len(k) for k in self.context.record_keys(table.slice(0, 64)).to_pylist() if k), default=0)
             self._footer = footer_model(sample, self.context.options, 4 * longest + 16)
+            self._sample_values = long_values(sample)
             self._fixed = fixed_data_bytes(self.context.named(table.slice(0, 2), "x" * 80).replace_schema_metadata(None),
                                            self.context.options)  # fmt: skip
-        return self._footer.bytes(keys, row_groups) + self._footer_error
+        # min/max statistics of long strings: the model measured one row; longer values seen since cost more
+        excess = max(0, self._long_values - self._sample_values)
+        return self._footer.bytes(keys, row_groups) + self._footer_error + 2 * excess * (row_groups + 1)
+
+    def _note_long_values(self, table: pa.Table) -> None:
+        if self.target_bytes < 1 << 61:
+            self._long_values = max(self._long_values, long_values(table))
 
     def close(self) -> list[dict]:
         """Finish the open file; an input without rows still gets one (empty) file, as ``GroupTask.write`` does."""
