@@ -13,7 +13,7 @@ import pytest
 from hudi_cluster_core.api import cluster
 from hudi_cluster_core.demo import demo_batch
 from hudi_cluster_core.table import load_table
-from hudi_cluster_core.write.append import append
+from hudi_cluster_core.writer.append import append
 from tests.support.readers import read_hudi_rs
 
 TARGET_KEY = "hoodie.clustering.plan.strategy.target.file.max.bytes"

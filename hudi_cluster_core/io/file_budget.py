@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .bloom import bloom_sizing
+from ..hashing.bloom_filter import bloom_sizing
 
 # A file with less room than this share of the target is done: one more row group would be tiny.
 ROLL_SLACK = 0.02

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..config import catalogue
-from ..io.bloom import BLOOM_FILTER_FOOTER_KEY
+from ..hashing.bloom_filter import BLOOM_FILTER_FOOTER_KEY
 from ..io.file_budget import FILL, ROLL_SLACK, BloomSizing
 
 if TYPE_CHECKING:
