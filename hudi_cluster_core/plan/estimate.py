@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -30,6 +30,8 @@ import pyarrow.parquet as pq
 from ..config import catalogue
 from ..hashing.bloom_filter import BLOOM_FILTER_FOOTER_KEY
 from ..io.file_budget import FILL, ROLL_SLACK, BloomSizing
+from ..io.storage import in_parallel
+from .footer_stats import FooterReads, read_footer
 
 if TYPE_CHECKING:
     from ..io.storage import Storage
@@ -62,11 +64,11 @@ class OutputEstimate:
     log_files: int
 
 
-def base_file_facts(storage: Storage, path: str, size: int | None = None) -> BaseFileFacts:
-    """The footer facts of the base file at ``path`` (``size``: its size when the caller knows it)."""
+def base_file_facts(storage: Storage, path: str, size: int | None = None, reads: FooterReads | None = None) -> BaseFileFacts:
+    """The footer facts of the base file at ``path`` (``size``: its size as listed, when the caller knows it: then
+    one ranged read of the file's end)."""
     size = storage.size(path) if size is None else size
-    with storage.fs.open_input_file(path) as handle:
-        metadata = pq.ParquetFile(handle).metadata
+    metadata = read_footer(storage, path, size, reads)
     data = uncompressed = 0
     for g in range(metadata.num_row_groups):
         row_group = metadata.row_group(g)
@@ -153,17 +155,24 @@ def estimate_slices(storage: Storage, slices: Iterable[FileSlice], target: int, 
     """:func:`estimate_output` of a planned group's file slices, sorted by ``columns``."""
     slices = list(slices)
     paths = [storage.join(s.relative_path(s.base_file.name)) for s in slices if s.base_file]
-    bases = [base_file_facts(storage, path, s.base_file_size) for path, s in zip(paths, [s for s in slices if s.base_file])]
+    sizes = [s.base_file_size for s in slices if s.base_file]
+    reads = FooterReads()  # footers read concurrently, each in one request
+    bases = in_parallel(lambda i: base_file_facts(storage, paths[i], sizes[i], reads), range(len(paths)))
     logs = [log for s in slices for log in s.log_files]
     per_row = sorted_bytes_per_row(storage, paths, columns, codec)
     return estimate_output(bases, sum(s.log_files_size for s in slices), len(logs), target, bloom, per_row)
 
 
 def estimate_plan_group(storage: Storage, group: PlanGroup, target: int, bloom: BloomSizing,
-                        columns: Sequence[str] = (), codec: str = "gzip") -> OutputEstimate:  # fmt: skip
-    """:func:`estimate_output` of a stored plan's group (its files as the plan names them), sorted by ``columns``."""
+                        columns: Sequence[str] = (), codec: str = "gzip",
+                        sizes: Mapping[str, int] | None = None) -> OutputEstimate:  # fmt: skip
+    """:func:`estimate_output` of a stored plan's group (its files as the plan names them), sorted by ``columns``;
+    ``sizes``: the files' sizes as the plan was checked against the listing (else asked of storage)."""
+    known = sizes or {}
     paths = [s.base_file for s in group.slices if s.base_file]
-    bases = [base_file_facts(storage, path) for path in paths]
+    reads = FooterReads()
+    bases = in_parallel(lambda p: base_file_facts(storage, p, known.get(p), reads), paths)
     logs = [path for s in group.slices for path in s.log_files if not path.endswith(".cdc")]
     per_row = sorted_bytes_per_row(storage, paths, columns, codec)
-    return estimate_output(bases, sum(storage.size(p) for p in logs), len(logs), target, bloom, per_row)
+    log_bytes = sum(known[p] if p in known else storage.size(p) for p in logs)
+    return estimate_output(bases, log_bytes, len(logs), target, bloom, per_row)

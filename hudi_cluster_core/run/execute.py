@@ -110,7 +110,7 @@ def plan_estimates(table: HudiTable, plan: StoredPlan, config, registry: Strateg
     columns = own_params.get(catalogue.SORT_COLUMNS)
     names = list(parse_sort_columns(columns)) if columns else []
     codec = str(catalogue.read(settings, catalogue.PARQUET_COMPRESSION_CODEC))
-    estimates = [estimate_plan_group(table.storage, group, target, bloom_sizing(settings), names, codec)
+    estimates = [estimate_plan_group(table.storage, group, target, bloom_sizing(settings), names, codec, plan.file_sizes)
                  for group in plan.groups]  # fmt: skip
     execution = registry.resolve("execution", plan.execution_class, config_key="plan strategy.strategyClassName")
     line = (f"execution {plan.execution_class}, sort columns {columns or 'none'}, layout {_layout(execution, settings)}, "
