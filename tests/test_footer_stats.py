@@ -66,8 +66,11 @@ def test_footers_are_read_only_for_a_strategy_that_asks_and_then_concurrently(tm
         result = cluster(base, "schedule", {"hoodie.clustering.plan.strategy.class": "key-range"}, dry_run=True)
     assert result.input_file_groups > 0 and result.files_per_query, "key-range sorts by the record key: a prediction"
     assert sum(threads.values()) == eligible, "each footer read once: the prediction reads the strategy's again"
-    # one request per footer, two for the first ones read at once (ours carry a bloom filter: footers > FOOTER_READ)
-    assert eligible < counted["range"] <= eligible + footer_stats.FOOTER_THREADS, counted
+    # the statistics: one request per footer, two for the first ones read at once (ours carry a bloom filter:
+    # footers > FOOTER_READ); the output estimate reads each planned base file's footer again, once for the plan's
+    # numOutputFileGroups and once for the dry run's prediction, one or two requests each (not yet shared with the
+    # statistics' reads)
+    assert eligible < counted["range"] <= eligible + footer_stats.FOOTER_THREADS + 4 * eligible, counted
     assert "open" not in counted and counted.get("info") == size_based.get("info"), "sizes from the listing: no HEAD"
     assert len([name for name in threads if name.startswith("storage")]) >= 2, threads
 
