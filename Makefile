@@ -17,8 +17,8 @@ test: setup
 # second per core: under 1 hour on 2 idle cores).
 # `make test` runs a short version of each.
 soak: setup
-	HUDI_CRASH_RUNS=$${HUDI_CRASH_RUNS:-50} HUDI_RACE_ROUNDS=$${HUDI_RACE_ROUNDS:-5} \
-		$(PY) -m pytest -q tests/test_crash_campaign.py tests/test_races.py
+	HUDI_CRASH_RUNS=$${HUDI_CRASH_RUNS:-50} HUDI_RACE_ROUNDS=$${HUDI_RACE_ROUNDS:-5} HUDI_PARTIAL_CRASH=1 \
+		$(PY) -m pytest -q tests/test_crash_campaign.py tests/test_races.py tests/test_partial_progress.py
 	HUDI_SOAK_SECONDS=$${HUDI_SOAK_SECONDS:-600} HUDI_SOAK_STRATEGIES=$${HUDI_SOAK_STRATEGIES:-allow,reject,duplicate} \
 		$(PY) -m pytest -q -s tests/test_soak.py
 	HUDI_SIGNAL_CASES=$${HUDI_SIGNAL_CASES:-40} $(PY) -m pytest -q tests/test_signals.py

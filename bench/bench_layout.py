@@ -18,6 +18,10 @@ Throughput: our z-order (DIRECT) clustering vs delta-rs z-order on fresh copies,
 median of ``--reps``; the ratio is ours / delta-rs (below 1: we are faster). Our time is the whole
 ``cluster(..., "scheduleAndExecute")`` call (plan, Spark task, commit) on a warm Spark session; delta-rs's is
 ``DeltaTable(path).optimize.z_order(["x", "y"])``. Results: ``bench/out/bench_layout.json``.
+
+Prediction (``--predict``): for linear, z-order and Hilbert (DIRECT), the dry run's predicted output files and
+bytes against the files the real run then writes, on a fresh copy each; the errors are (predicted - written) /
+written. Results: ``bench/out/bench_layout_predict.json``.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/common.py, wha
 import common  # noqa: E402  (also puts the repository root on sys.path)
 
 OUT_JSON = common.OUT_DIR / "bench_layout.json"
+PREDICT_JSON = common.OUT_DIR / "bench_layout_predict.json"
 QUERY_SIDE = 0.1  # a 0.1 x 0.1 query selects ~1% of the uniform x-y square
 LAYOUTS = [  # (label, hoodie.layout.optimize.strategy, hoodie.layout.optimize.curve.build.method)
     ("linear", "LINEAR", "DIRECT"),
@@ -225,6 +230,38 @@ def run(args) -> dict:
     }  # fmt: skip
 
 
+def run_predict(args) -> dict:
+    """Predicted (dry run) against written (the run) output files and bytes, per layout."""
+    from hudi_cluster_core.api import cluster
+    from hudi_cluster_core.run.spark import get_spark
+
+    hudi_source, _, info = build_inputs(args.rows, args.files, args.seed)
+    spark = get_spark(f"local[{args.parallelism}]")
+    target = args.target_bytes
+    results = {}
+    for label, strategy, method in LAYOUTS[:3]:
+        options = our_options(strategy, method, target)
+        copy = common.fresh_copy(hudi_source, f"predict_{strategy}")
+        dry = cluster(str(copy), "scheduleAndExecute", options, dry_run=True)
+        predicted_files = sum(g["predicted_output_files"] for g in dry.groups)
+        predicted_bytes = sum(g["predicted_output_bytes"] for g in dry.groups)
+        done = cluster(str(copy), "scheduleAndExecute", options, spark=spark)
+        sizes = [Path(p).stat().st_size for p in hudi_files(copy) if Path(p).name.endswith(f"{done.instant_time}.parquet")]
+        results[label] = {
+            "predicted_files": predicted_files, "written_files": len(sizes), "planned_files": done.output_files,
+            "predicted_bytes": predicted_bytes, "written_bytes": sum(sizes), "largest_file_bytes": max(sizes),
+            "files_error": round((predicted_files - len(sizes)) / len(sizes), 4),
+            "bytes_error": round((predicted_bytes - sum(sizes)) / sum(sizes), 4),
+        }  # fmt: skip
+        common.remove(copy)
+        r = results[label]
+        print(f"[bench_layout] {label:<8} files predicted {r['predicted_files']} written {r['written_files']} "
+              f"({100 * r['files_error']:+.1f}%); bytes predicted {r['predicted_bytes']:,} written {r['written_bytes']:,} "
+              f"({100 * r['bytes_error']:+.1f}%); largest {r['largest_file_bytes']:,} of target {target:,}", flush=True)
+    return {"benchmark": "bench_layout --predict", "machine": common.machine(), "input": info,
+            "settings": {"target_file_bytes": target, "spark_master": f"local[{args.parallelism}]"}, "layouts": results}
+
+
 def print_report(report: dict) -> None:
     layouts, base = report["layouts"], report["layouts"]["input"]["mean_files_opened"]
     rows = [(name, v["files"], f"{v['mean_files_opened']:.2f}", v["max_files_opened"], f"{100 * v['fraction_opened']:.1f}%",
@@ -252,10 +289,16 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=3, help="throughput repetitions (median reported; >= 3)")
     parser.add_argument("--parallelism", type=int, default=2, help="Spark local[N] (default 2)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--predict", action="store_true", help="only predicted against written files and bytes")
+    parser.add_argument("--target-bytes", type=int, default=16 * 1024**2, help="--predict: target file size")
     args = parser.parse_args(argv)
     args.rows = args.rows or (200_000 if args.quick else 2_000_000)
     args.files = args.files or (100 if args.quick else 200)
     args.output_files = args.output_files or (16 if args.quick else 32)
+    if args.predict:
+        common.write_json(PREDICT_JSON, run_predict(args))
+        print(f"\nwritten {PREDICT_JSON}")
+        return 0
     if args.reps < 3:
         raise SystemExit("--reps: at least 3 (the median of fewer says little on a noisy machine)")
     report = run(args)

@@ -89,7 +89,7 @@ def _predicted(groups: list[dict]) -> tuple[PartitionEffect, ...]:
     return tuple(PartitionEffect(p, *v) for p, v in sorted(per.items()))
 
 
-def _plan_groups_json(plan: StoredPlan, table: HudiTable) -> list[dict]:
+def _plan_groups_json(plan: StoredPlan, table: HudiTable, estimates: list) -> list[dict]:
     storage = table.storage
 
     def base_bytes(path: str) -> int:  # the size the plan's listing had; a request to storage only without one
@@ -102,8 +102,9 @@ def _plan_groups_json(plan: StoredPlan, table: HudiTable) -> list[dict]:
             "partition": g.partition, "input_file_ids": list(g.file_ids),
             "input_bytes": sum(base_bytes(s.base_file) for s in g.slices if s.base_file),
             "output_file_count": g.num_output_file_groups,
+            "input_log_files": e.log_files, "predicted_output_files": e.files, "predicted_output_bytes": e.bytes,
         }
-        for g in plan.groups
+        for g, e in zip(plan.groups, estimates)
     ]  # fmt: skip
 
 
@@ -231,21 +232,24 @@ def _cluster(
                 plan = read_plan(table.storage, target, scheduled.record, source="<dry-run plan>")
                 plan = replace(plan, file_sizes=planned_file_sizes(table.storage, list(scheduled.groups)))
                 return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", started,
-                                    config.layout_optimize_strategy)
+                                    config, registry)
             if mode == "schedule":
+                parts = f" (partial progress: also {', '.join(scheduled.parts)})" if scheduled.parts else ""
                 return _plan_result(table, _load(table.reload(own_instants=(target,)), target), mode, False,
-                                    rolled_back, "scheduled", started, config.layout_optimize_strategy)  # fmt: skip
+                                    rolled_back, "scheduled" + parts, started, config, registry)  # fmt: skip
         # the plan's files were listed when it was checked (or planned, in this run): not listed again unless the
         # timeline moved since (instants of this run's own aside)
         table = table.reload(own_instants=(target,))
         plan = _load(table, target)
         if dry_run:
-            return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", started,
-                                config.layout_optimize_strategy)
+            return _plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", started, config,
+                                registry)
         planned = time.monotonic()
         spark = spark or _session(spark_master, settings)
         timing = {"started": started, "planned": planned, "session": time.monotonic() - planned}
-        return _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode, timing)
+        result = _execute(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode, timing)
+        if mode != "scheduleAndExecute" or not config.partial_progress_max_groups:
+            return result
     except BaseException as failure:
         if heartbeat is None:
             raise
@@ -256,6 +260,56 @@ def _cluster(
     finally:
         if heartbeat is not None:
             heartbeat.stop()
+    return _execute_parts(table, config, registry, spark, parallelism, ownership, result, keep_failed_plan, started)
+
+
+def _execute_parts(table, config, registry, spark, parallelism, ownership, first: ClusterResult,
+                   keep_failed_plan: bool, started: float) -> ClusterResult:  # fmt: skip
+    """Partial progress (``hoodie.clustering.partial.progress.max.groups``): the plan's other instants, and any
+    other plan scheduled and never started, executed one after another, each claimed and committed on its own: a
+    crash loses at most the instant running. The result adds them up."""
+    from dataclasses import replace
+
+    from .failpoints import failpoint
+
+    done = [first]
+    while True:
+        failpoint("after-partial-instant")  # tests: a crash between two committed instants
+        table = table.reload()
+        waiting = [i.time for i in free_pending(table, ownership) if i.state is State.REQUESTED]
+        if not waiting:
+            break
+        try:
+            heartbeat = claim(table, waiting[0], ownership)
+        except PlanError as busy:  # taken by another run since we looked: it does that one
+            log.info("%s", busy)
+            continue
+        try:
+            plan = _load(table, waiting[0])
+            now = time.monotonic()
+            timing = {"started": now, "planned": now, "session": 0.0}
+            done.append(_execute(table, plan, config, registry, spark, parallelism, heartbeat, (), first.mode, timing))
+        except BaseException as failure:
+            keep = keep_failed_plan and not isinstance(failure, WriteConflict)
+            _roll_back_failed(table, waiting[0], heartbeat, ownership, failure, keep_plan=keep)
+            raise
+        finally:
+            heartbeat.stop()
+    if len(done) == 1:
+        return first
+    return replace(
+        first, input_file_groups=sum(r.input_file_groups for r in done), output_files=sum(r.output_files for r in done),
+        bytes_rewritten=sum(r.bytes_rewritten for r in done), groups=tuple(g for r in done for g in r.groups),
+        partitions=tuple(p for r in done for p in r.partitions),
+        message=f"completed {len(done)} instants (partial progress): {', '.join(str(r.instant_time) for r in done)}",
+        files_added=FileSizes.combined(r.files_added for r in done),
+        files_removed=FileSizes.combined(r.files_removed for r in done),
+        partitions_clustered=len({p.partition for r in done for p in r.partitions}),
+        files_skipped=max(0, first.files_considered - sum(r.input_file_groups for r in done)),
+        rows_read=sum(r.rows_read or 0 for r in done), rows_written=sum(r.rows_written or 0 for r in done),
+        bytes_read=sum(r.bytes_read for r in done), bytes_written=sum(r.bytes_written or 0 for r in done),
+        duration_s={**first.duration_s, "total": time.monotonic() - started},
+    )  # fmt: skip
 
 
 def _claim_pending(table, ownership, dry_run: bool, retry: bool, max_processing_ms: int):
@@ -403,12 +457,17 @@ def _load(table: HudiTable, instant_time: str) -> StoredPlan:
     return load_stored_plan(table, instant_time)
 
 
-def _plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message, started: float,
-                 layout: str = "LINEAR") -> ClusterResult:
-    """A plan's effect, before anything is executed: what it replaces, the output files it plans (sizes unknown)."""
+def _plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message, started: float, config,
+                 registry) -> ClusterResult:
+    """A plan's effect, before anything is executed: what it replaces, and the output files and bytes the one
+    estimate predicts (the estimate its numOutputFileGroups came from)."""
     from .report.plan_effect import predicted_files_per_query
+    from .run.execute import plan_estimates
 
-    groups = _plan_groups_json(plan, table)
+    layout = config.layout_optimize_strategy
+    estimates, in_effect = plan_estimates(table, plan, config, registry)
+    groups = _plan_groups_json(plan, table, estimates)
+    message = f"{message}; {in_effect}" if dry_run else message
     effects = _predicted(groups)
     removed = FileSizes.of(input_file_sizes(table, plan))
     considered = len(table.view().latest_file_slices())

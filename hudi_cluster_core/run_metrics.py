@@ -97,6 +97,17 @@ class FileSizes:
             return cls(0, None, None, None, 0)
         return cls(len(known), min(known), round(sum(known) / len(known)), max(known), sum(known))
 
+    @classmethod
+    def combined(cls, parts: Iterable[FileSizes]) -> FileSizes:
+        """The files of several sets together (sizes None when any set's are unknown)."""
+        parts = [p for p in parts if p.count]
+        count = sum(p.count for p in parts)
+        if not parts or any(p.total_bytes is None for p in parts):
+            return cls(count)
+        total = sum(p.total_bytes or 0 for p in parts)
+        return cls(count, min(p.min_bytes or 0 for p in parts), round(total / count), max(p.max_bytes or 0 for p in parts),
+                   total)  # fmt: skip
+
     def to_dict(self) -> dict[str, int | None]:
         return {"count": self.count, "min_bytes": self.min_bytes, "avg_bytes": self.avg_bytes,
                 "max_bytes": self.max_bytes, "total_bytes": self.total_bytes}  # fmt: skip

@@ -140,7 +140,9 @@ def test_clusteringjob_properties_file_works_as_is(table, tmp_path, capsys):
     code, out, err = run(capsys, "--base-path", table, "--props", str(props), "--mode", "schedule", "--json")
     assert code == 0, err
     plan = load_table(table).timeline.clustering_plan(json.loads(out)["instant_time"])["clusteringPlan"]
-    assert plan["strategy"]["strategyParams"] == {"hoodie.clustering.plan.strategy.sort.columns": "c_int,ts"}
+    # the sort columns, and the target the plan executes with (stored beside them: plan/stored_settings.py)
+    assert plan["strategy"]["strategyParams"] == {"hoodie.clustering.plan.strategy.sort.columns": "c_int,ts",
+                                                  "hoodie.clustering.plan.strategy.target.file.max.bytes": "1073741824"}
 
 
 @pytest.mark.parametrize(

@@ -243,7 +243,11 @@ def test_planning_lists_each_partition_once_and_asks_no_size(tmp_path, monkeypat
     assert [d for d, recursive in calls.lists if recursive] == [base], "one recursive listing of the table"
     data_files = [p for p in calls.infos if p.endswith(".parquet") or ".log." in p]
     assert data_files == [], "sizes come from the listing, not a request per file"
-    assert "open" not in counted and "range" not in counted, "a size-based plan reads no footer"
+    # the output estimate reads each base file's footer by ranged requests, never opening a file: once for the
+    # plan's numOutputFileGroups, once for the dry run's predicted files and bytes; a footer larger than the first
+    # guess (Hudi's bloom filter makes them ~430 KB) takes a second request
+    base_files = 18
+    assert "open" not in counted and 0 < counted.get("range", 0) <= 4 * base_files, counted
 
     # scheduling for real: the plan is checked against the same listing (the timeline moved by our instant alone)
     calls.reset()

@@ -98,8 +98,9 @@ def test_the_bar_moves_inside_a_group_with_an_eta_and_ends_at_100_percent(templa
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [line.split("run.progress: ", 1)[1] for line in done.stderr.splitlines() if "run.progress: " in line]
-    inside = [line for line in lines if re.search(r": 0/1 group\(s\), .* \(([1-9]\d?)%\), 1 task\(s\) running", line)]
-    assert inside, lines  # e.g. "0/1 group(s), 1.2 MiB/1.2 MiB rewritten (99%), 1 task(s) running, elapsed 6 s, ETA 0 s"
+    inside = [line for line in lines if re.search(r": 0/1 group\(s\), .* \(([1-9]\d?)%\), \d+ task\(s\) running", line)]
+    # (Spark's status tracker may not count the task as running yet: the count is not what is checked here)
+    assert inside, "\n".join(lines)  # e.g. "0/1 group(s), 1.2 MiB/1.2 MiB rewritten (99%), 1 task(s) running, elapsed 6 s, ETA 0 s"
     assert all(re.search(r"elapsed \d+ s, ETA \d+ s$", line) for line in inside), inside
     assert re.search(r"1/1 group\(s\), ([\d.]+ [KM]iB)/\1 rewritten \(100%\)", lines[-1]), lines
     percents = [int(re.search(r"\((\d+)%\)", line).group(1)) for line in lines]

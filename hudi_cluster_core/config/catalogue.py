@@ -377,6 +377,11 @@ GROUP_READ_PARALLELISM: Final = _CLUSTERING.key(
 MAX_PARALLELISM: Final = _CLUSTERING.key(
     "hoodie.clustering.max.parallelism", "max_parallelism", "int", 15, "Most clustering groups executed at once.",
     lo=1)
+PARTIAL_PROGRESS_MAX_GROUPS: Final = _CLUSTERING.key(
+    "hoodie.clustering.partial.progress.max.groups", "partial_progress_max_groups", "int", 0,
+    "hudi-cluster's own key, not Apache Hudi's: split a plan into clustering instants of at most this many groups, "
+    "each committed as soon as its groups are written, so a crash loses at most one instant's work; 0 keeps one "
+    "instant per plan.", lo=0)
 ROLLBACK_PENDING_ON_CONFLICT: Final = _CLUSTERING.key(
     "hoodie.clustering.rollback.pending.replacecommit.on.conflict", "rollback_pending_on_conflict", "bool", False,
     "Writers roll back a pending clustering that conflicts with their update.")

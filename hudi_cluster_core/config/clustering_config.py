@@ -115,6 +115,7 @@ class ClusteringConfig(_Settings):
     group_read_parallelism: int = _hudi(catalogue.GROUP_READ_PARALLELISM)
     max_parallelism: int = _hudi(catalogue.MAX_PARALLELISM)
     rollback_pending_on_conflict: bool = _hudi(catalogue.ROLLBACK_PENDING_ON_CONFLICT)
+    partial_progress_max_groups: int = _hudi(catalogue.PARTIAL_PROGRESS_MAX_GROUPS)
     binary_copy_schema_evolution_enable: bool = _hudi(catalogue.BINARY_COPY_SCHEMA_EVOLUTION_ENABLE)
     layout_optimize_strategy: Layout = _hudi(catalogue.LAYOUT_STRATEGY)
     layout_curve_build_method: CurveBuildMethod = _hudi(catalogue.LAYOUT_CURVE_BUILD_METHOD)

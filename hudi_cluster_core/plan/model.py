@@ -20,6 +20,9 @@ class PlannedGroup:
     num_output_file_groups: int = 1
     metrics: Mapping[str, float] = field(default_factory=dict)
     extra_metadata: Mapping[str, str] | None = None
+    # the output file count is the target's rule (the packers'), not a count of the strategy's own: scheduling
+    # replaces it with the estimate of what the group's rows become (plan/estimate.py)
+    sized_by_target: bool = False
 
     @property
     def partition(self) -> str:

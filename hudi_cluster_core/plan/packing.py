@@ -2,7 +2,8 @@
 
 Every packer here sizes a slice as Hudi's plan strategies do (:meth:`SizeLimits.slice_size`: the base file's
 size, or ``hoodie.parquet.max.file.size`` for a slice without a base file) and gives each group Hudi's number of
-output file groups, ``ceil(group bytes / target.file.max.bytes)`` (:meth:`SizeLimits.output_files`).
+output file groups, ``ceil(group bytes / target.file.max.bytes)`` (:meth:`SizeLimits.output_files`), marked
+``sized_by_target``: scheduling replaces it with the estimate of the files its rows become (``plan.estimate``).
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ class GroupCutter:
 
     def close(self) -> None:
         if self.members:
-            self.groups.append(PlannedGroup(tuple(self.members), self.limits.output_files(self.total)))
+            self.groups.append(PlannedGroup(tuple(self.members), self.limits.output_files(self.total),
+                                            sized_by_target=True))  # fmt: skip
         self.members, self.total = [], 0
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..avro import encode_avro
 from ..config import catalogue, strategy_params
+from ..config.sort_columns import parse_sort_columns
 from ..errors import ConfigError, PlanError, PluginError
 from ..failpoints import failpoint
 from ..plugins import StrategyRegistry, call_hook
@@ -14,8 +16,10 @@ from ..table import HudiTable, State
 from ..table.schema import check_sort_columns_in_schema
 from .avro_plan import build_requested_replace_metadata
 from .eligibility import select_partitions
+from .estimate import bloom_sizing, estimate_slices
 from .footer_stats import footer_stats_provider
 from .model import PlanContext, PlannedGroup
+from .stored_settings import settings_to_store
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +30,8 @@ class ScheduledPlan:
     groups: tuple[PlannedGroup, ...]
     record: dict  # the HoodieRequestedReplaceMetadata written (or that would be written, on a dry run)
     written: bool
+    # hoodie.clustering.partial.progress.max.groups: the later instants the plan was split into (this one first)
+    parts: tuple[str, ...] = ()
 
 
 def check_instant_time(table: HudiTable, instant_time: str) -> None:
@@ -51,6 +57,26 @@ def _check_groups(strategy, eligible: list, groups: list[PlannedGroup]) -> None:
             seen.add(file_slice.group_id)
         if not group.slices or group.num_output_file_groups < 1:
             raise PluginError(f"plan strategy '{strategy.name}' made an empty group or one with no output files")
+
+
+def _estimated(table: HudiTable, config, groups: list[PlannedGroup]) -> list[PlannedGroup]:
+    """Groups sized by the target's rule get the estimate's file count instead: what their rows become, written
+    in files of at most the target, footers included (plan/estimate.py; the dry run predicts with it too)."""
+    bloom = bloom_sizing(config.raw)
+    target = config.target_file_max_bytes
+    columns = list(parse_sort_columns(config.sort_columns)) if config.sort_columns else []
+    codec = config.writer.parquet_compression_codec
+    return [
+        replace(g, num_output_file_groups=estimate_slices(table.storage, g.slices, target, bloom, columns, codec).files)
+        if g.sized_by_target else g
+        for g in groups
+    ]
+
+
+def _one_ms_after(instant_time: str) -> str:
+    padded = instant_time.ljust(17, "0")
+    later = dt.datetime.strptime(padded[:14], "%Y%m%d%H%M%S") + dt.timedelta(milliseconds=int(padded[14:17]) + 1)
+    return later.strftime("%Y%m%d%H%M%S%f")[:17]
 
 
 def _write_requested(table: HudiTable, instant_time: str, data: bytes) -> None:
@@ -95,15 +121,25 @@ def schedule(
     groups = call_hook(plan_strategy, "plan_group_slices", context=context, slices=eligible) or []
     groups = call_hook(plan_strategy, "plan_finalize_groups", context=context, groups=groups) or []
     _check_groups(plan_strategy, eligible, groups)
+    groups = _estimated(table, config, groups)
     if not groups:
         log.info("nothing to cluster: %d slice(s), %d eligible", len(slices), len(eligible))
         return None
     execution_class, params_map = call_hook(plan_strategy, "plan_execution_strategy", context=context)
+    params_map = {**settings_to_store(config.raw), **params_map}  # executed as scheduled (plan/stored_settings.py)
     # Hudi 1.x always plans with preserveHoodieMetadata=true: clustered rows keep their commit time.
-    record = build_requested_replace_metadata(table.storage, groups, execution_class, params_map, selection.missing)
+    # partial progress: instants of at most N groups, each committed on its own (a dry run shows the whole plan)
+    size = config.partial_progress_max_groups if not dry_run and config.partial_progress_max_groups else len(groups)
+    chunks = [groups[i : i + size] for i in range(0, len(groups), size)]
+    times = [instant_time]
+    for _ in chunks[1:]:  # each later than the one before, even after a given --instant-time ahead of the clock
+        times.append(max(table.timeline.new_instant_time(), _one_ms_after(times[-1])))
+    records = [build_requested_replace_metadata(table.storage, chunk, execution_class, params_map, selection.missing)
+               for chunk in chunks]  # fmt: skip
     if not dry_run:
-        _write_requested(table, instant_time, encode_avro(record, "HoodieRequestedReplaceMetadata"))
-        failpoint("after-requested")
-        log.info("scheduled clustering %s: %d group(s), %d file group(s)", instant_time, len(groups),
-                 sum(len(g.slices) for g in groups))  # fmt: skip
-    return ScheduledPlan(instant_time, tuple(groups), record, not dry_run)
+        for time, chunk, record in zip(times, chunks, records):
+            _write_requested(table, time, encode_avro(record, "HoodieRequestedReplaceMetadata"))
+            failpoint("after-requested")
+            log.info("scheduled clustering %s: %d group(s), %d file group(s)", time, len(chunk),
+                     sum(len(g.slices) for g in chunk))  # fmt: skip
+    return ScheduledPlan(instant_time, tuple(chunks[0]), records[0], not dry_run, tuple(times[1:]))

@@ -7,10 +7,13 @@ import time
 from dataclasses import dataclass, replace
 
 from ..config import catalogue, strategy_params
+from ..config.sort_columns import parse_sort_columns
 from ..errors import PlanError
 from ..failpoints import failpoint
 from ..write.base_file import ParquetOptions
 from ..plan.avro_plan import StoredPlan, read_plan
+from ..plan.estimate import OutputEstimate, bloom_sizing, estimate_plan_group
+from ..plan.stored_settings import settings_in_effect, split_stored
 from ..plan.validate import validate_plan
 from ..plugins import StrategyRegistry, call_hook
 from ..table import HudiTable, State
@@ -67,11 +70,16 @@ def build_tasks(
 ) -> list[GroupTask]:
     """One task per group (see :func:`split_groups` for the key-range units of large groups)."""
     execution = registry.resolve("execution", plan.execution_class, config_key="plan strategy.strategyClassName")
-    params = strategy_params(execution, dict(plan.strategy_params))
-    check_sort_columns_in_schema(table, plan.strategy_params.get(catalogue.SORT_COLUMNS))
+    own_params, stored = split_stored(plan.strategy_params)
+    params = strategy_params(execution, own_params)
+    check_sort_columns_in_schema(table, own_params.get(catalogue.SORT_COLUMNS))
     options = ParquetOptions.from_hoodie(dict(config.raw))
-    target = config.target_file_max_bytes
-    settings = {k: str(v) for k, v in config.raw.items()}
+    # the plan's target and layout, as scheduled (Hudi executes with the plan's params): a different value given
+    # to this run is one warning, never a silent change
+    settings, overridden = settings_in_effect(stored, config.raw)
+    for warning in overridden:
+        log.warning("clustering %s: %s", plan.instant_time, warning)
+    target = catalogue.read(settings, catalogue.TARGET_FILE_MAX_BYTES)
     budget = memory_budget or out_of_core.memory_budget(settings)
     spill_dir = config.task.spill_dir
     schema = read_schema(table)
@@ -79,7 +87,7 @@ def build_tasks(
     keys = None if table.config.populate_meta_fields else key_generator(table.config.props, settings)
     return [
         GroupTask(
-            table.storage.base_uri, plan.instant_time, group, execution, params, dict(plan.strategy_params),
+            table.storage.base_uri, plan.instant_time, group, execution, params, own_params,
             settings, options, target, plan.preserve_hoodie_metadata, memory_budget=budget, spill_dir=spill_dir,
             storage_options=table.storage.options, read_schema=schema, key_generator=keys,
         )  # fmt: skip
@@ -91,6 +99,38 @@ def _input_bytes(plan: StoredPlan, task: GroupTask) -> int:
     """The group's bytes as the plan's validation listed them (else a request per file, on an object store)."""
     known = plan.input_bytes(task.group)
     return task.input_bytes() if known is None else known
+
+
+def plan_estimates(table: HudiTable, plan: StoredPlan, config, registry: StrategyRegistry) -> tuple[list[OutputEstimate], str]:
+    """What executing ``plan`` would write, group by group (the estimate its numOutputFileGroups came from), and
+    one line of the settings it would run with: execution strategy, sort columns, layout, target."""
+    own_params, stored = split_stored(plan.strategy_params)
+    settings, _ = settings_in_effect(stored, config.raw)
+    target = catalogue.read(settings, catalogue.TARGET_FILE_MAX_BYTES)
+    columns = own_params.get(catalogue.SORT_COLUMNS)
+    names = list(parse_sort_columns(columns)) if columns else []
+    codec = str(catalogue.read(settings, catalogue.PARQUET_COMPRESSION_CODEC))
+    estimates = [estimate_plan_group(table.storage, group, target, bloom_sizing(settings), names, codec, plan.file_sizes)
+                 for group in plan.groups]  # fmt: skip
+    execution = registry.resolve("execution", plan.execution_class, config_key="plan strategy.strategyClassName")
+    line = (f"execution {plan.execution_class}, sort columns {columns or 'none'}, layout {_layout(execution, settings)}, "
+            f"target {target / 2**20:.2f} MiB; predicted {sum(e.files for e in estimates)} file(s), "
+            f"{sum(e.bytes for e in estimates) / 2**20:.2f} MiB from {sum(e.input_bytes for e in estimates) / 2**20:.2f} "
+            f"MiB ({sum(e.log_files for e in estimates)} log file(s))")  # fmt: skip
+    return estimates, line
+
+
+def _layout(execution, settings) -> str:
+    """The layout the execution strategy would sort in: the job's setting, else its params model's default (e.g.
+    ZORDER for space-curve), else Hudi's (LINEAR)."""
+    key = catalogue.LAYOUT_STRATEGY
+    if key in settings:
+        return str(catalogue.read(settings, key))
+    model = getattr(execution, "params_model", None)
+    for model_field in (model.model_fields.values() if model is not None else ()):
+        if model_field.alias == key:
+            return str(model_field.default)
+    return str(catalogue.BY_KEY[key].default)
 
 
 def split_groups(tasks: list[GroupTask], input_bytes: list[int], *, cores: int, read_parallelism: int) -> list[GroupTask]:

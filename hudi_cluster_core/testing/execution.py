@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 from hypothesis import strategies as st
 
 from ..write.base_file import META_COLUMNS, ParquetOptions
+from ..write.rolling import FILL
 from ..plan.avro_plan import InputSlice, PlanGroup
 from ..config import strategy_params
 from ..config.catalogue import SORT_COLUMNS
@@ -152,7 +153,9 @@ def group_task(strategy, case: ExecutionInput, *, group_metadata: Callable[[Exec
     row_bytes = sum(_data_bytes(metadata) - fixed for metadata in bases)
     row_bytes += sum(storage.size(p) for s in inputs for p in s.log_files)
     rows = sum(metadata.num_rows for metadata in bases)
-    target = fixed + max(1, math.ceil(max(row_bytes, rows) / case.num_output_file_groups))
+    # and the writer keeps whole files within the target: it fills FILL of it, less the footer it reserves
+    share = fixed + max(1, math.ceil(max(row_bytes, rows) / case.num_output_file_groups))
+    target = math.ceil((share + footer_reserve(storage, next((s.base_file for s in inputs if s.base_file), None))) / FILL)
     raw_params = {SORT_COLUMNS: ",".join(case.sort_columns)} if case.sort_columns else {}
     job = {LAYOUT_KEY: case.layout, **(settings or {})}
     params = strategy_params(strategy, dict(raw_params)) if getattr(strategy, "params_model", None) else None
@@ -161,6 +164,23 @@ def group_task(strategy, case: ExecutionInput, *, group_metadata: Callable[[Exec
 
 
 _OVERHEAD: dict[str, int] = {}
+_RESERVE: dict[str, int] = {}
+
+
+def footer_reserve(storage, base_file: str | None) -> int:
+    """The footer bytes the rolling writer reserves in a file of ``base_file``'s rows (two row groups: it
+    measures a first one before it fills the file), without bloom filter as the kit writes. Cached per file."""
+    if base_file is None:
+        return 0
+    if base_file not in _RESERVE:
+        from ..write.footer_size import footer_model, long_values
+
+        rows = pq.read_table(base_file, filesystem=storage.fs)
+        row = rows.slice(0, 1)
+        longest = max((len(k) for k in row.column("_hoodie_record_key").to_pylist() if k), default=0)
+        excess = max(0, long_values(rows) - long_values(row))  # longer statistics than the measured row's
+        _RESERVE[base_file] = footer_model(row, ParquetOptions(bloom_enabled=False), 4 * longest + 16).bytes(1, 2) + 6 * excess
+    return _RESERVE[base_file]
 
 
 def file_overhead(storage, base_file: str | None) -> int:
@@ -286,8 +306,9 @@ def _check_file_count(strategy, task: GroupTask, rows: int, files, expected_file
     low, high = math.ceil(planned / 2), 2 * planned
     # files rolled at the target by data written (as Hudi rolls them): judged on row bytes (a file's data bytes
     # less its fixed bytes), none far above the target's, all but one at least half of it
-    fixed = file_overhead(task.storage, next((s.base_file for s in task.group.slices if s.base_file), None))
-    share = task.target_file_max_bytes - fixed
+    first = next((s.base_file for s in task.group.slices if s.base_file), None)
+    fixed = file_overhead(task.storage, first)
+    share = math.floor(task.target_file_max_bytes * FILL) - footer_reserve(task.storage, first) - fixed
     payload = [size - fixed for size in sizes]
     rolled = bool(payload) and all(p <= 1.5 * share for p in payload) and sum(p < share / 2 for p in payload) <= 1
     if not (rolled or low <= len(files) <= high):

@@ -1,9 +1,13 @@
-"""Base files rolled by written bytes: rows streamed in their final order, a new file once one reaches the target.
+"""Base files rolled by size: rows streamed in their final order, no file over the target.
 
 Hudi's writers roll a base file when its written size reaches ``hoodie.clustering.plan.strategy.target.file.max.bytes``
-(``HoodieBaseParquetWriter.canWrite``); so does :class:`RollingWriter`. It writes row groups sized to land near
-the target: the compressed bytes per row seen so far (before the first row group: the input files' data bytes
-per row when the caller knows them, else the in-memory size, which overestimates) say how many rows still fit. Every file is a complete Hudi base file, as
+(``HoodieBaseParquetWriter.canWrite``); :class:`RollingWriter` goes further and keeps every whole file, footer
+included, at or below the target: a file whose footer (the record-key bloom filter alone is ~431 KB at Hudi's
+defaults, :mod:`.footer_size`) would not fit its rows is never written over it. Only one row larger than the
+target makes a file over it. Row groups are sized to land near the target: the compressed bytes per row seen so
+far say how many rows still fit (before the first row group: the input files' data bytes per row when the caller
+knows them, else the in-memory size, which overestimates; a first row group from such a guess is a quarter of
+the room, so the guess is measured before the file fills). Every file is a complete Hudi base file, as
 :func:`~hudi_cluster_core.write.base_file.write_base_file` writes it: its marker first, ``_hoodie_file_name``
 set (with meta fields), the bloom filter and min/max record keys of exactly its rows in the footer. Memory: the rows of one
 write call plus the record keys of the open file (for its bloom filter).
@@ -19,11 +23,12 @@ from typing import Callable
 import pyarrow as pa
 
 from ..failpoints import corrupt, failpoint
+from ..io.file_budget import FILL, ROLL_SLACK
 from ..io.storage import Storage
 from .base_file import WriteContext, footer_for_keys, new_base_file, parquet_writer, write_stat
+from .footer_size import FooterModel, fixed_data_bytes, footer_model, long_values
 
-# A file this close to the target is done: one more row group would be tiny and overshoot anyway.
-ROLL_SLACK = 0.02
+__all__ = ["FILL", "ROLL_SLACK", "RollingWriter"]
 
 
 @dataclass
@@ -35,6 +40,7 @@ class _OpenFile:
     writer: object
     started: float
     rows: int = 0
+    row_groups: int = 0
     keys: list = field(default_factory=list)
 
 
@@ -58,6 +64,12 @@ class RollingWriter:
         self._schema: pa.Schema | None = None
         # measured on the file being written; until then the input's (the same rows, the same codec), if known
         self._compressed_per_row: float | None = bytes_per_row_hint
+        self._measured = False  # per-row bytes measured on a written file, not guessed
+        self._footer: FooterModel | None = None
+        self._footer_error = 0  # how much a finished file's footer outgrew the model: added to later estimates
+        self._fixed = 0  # a file's column chunk bytes before any row: not a cost of its rows
+        self._long_values = 0  # the longest string values seen, summed over columns (their statistics' bytes)
+        self._sample_values = 0  # the same of the row the footer model was measured on
         self._rows_seen = 0
         self.file_id = file_id  # the one file's id when the caller names it (a bucket index's file group)
         self.observe = observe
@@ -69,6 +81,7 @@ class RollingWriter:
         if self.restamp is not None and table.num_rows:
             table = self.restamp(table, self._rows_seen)
         self._rows_seen += table.num_rows
+        self._note_long_values(table)
         in_memory_per_row = max(1.0, table.nbytes / table.num_rows) if table.num_rows else 1.0
         row_group_rows = max(1, int(self.context.options.row_group_bytes // in_memory_per_row))
         offset = 0
@@ -77,13 +90,54 @@ class RollingWriter:
                 self._open()
             open_file = self._file
             assert open_file is not None
-            room = self.target_bytes - open_file.sink.tell()
             per_row = self._compressed_per_row or in_memory_per_row
-            rows = min(row_group_rows, table.num_rows - offset, max(1, math.ceil(room / per_row)))
+            wanted = min(row_group_rows, table.num_rows - offset)
+            rows = self._rows_that_fit(open_file, table, per_row, wanted)
+            if rows == 0 and open_file.rows:
+                self._finish(open_file)  # full: the rows go to the next file
+                continue
+            rows = max(1, rows)  # one row larger than the target still makes a file (of its own)
+            if not self._measured and rows > 1:
+                rows = max(1, rows // 4)  # a guessed size per row: measure a quarter before filling the file
             self._write_chunk(open_file, table.slice(offset, rows))
             offset += rows
-            if open_file.sink.tell() >= self.target_bytes * (1 - ROLL_SLACK):
+            if self._room(open_file, table, self._compressed_per_row or per_row) < ROLL_SLACK * self.target_bytes:
                 self._finish(open_file)
+
+    def _room(self, open_file: _OpenFile, table: pa.Table, per_row: float, more_rows: int = 1) -> float:
+        """Bytes of column chunks the open file can still take (``more_rows`` rows' keys added to its footer)."""
+        footer = self._footer_bytes(table, open_file.rows + more_rows, open_file.row_groups + 1)
+        return self.target_bytes * FILL - open_file.sink.tell() - footer
+
+    def _rows_that_fit(self, open_file: _OpenFile, table: pa.Table, per_row: float, wanted: int) -> int:
+        """The most rows, up to ``wanted``, that keep the open file (footer included) within the target: the
+        footer grows with the keys (a DYNAMIC_V0 bloom filter adds rows), so the fit is searched."""
+        low, high = 0, wanted
+        while low < high:
+            middle = (low + high + 1) // 2
+            if middle * per_row <= self._room(open_file, table, per_row, middle):
+                low = middle
+            else:
+                high = middle - 1
+        return low
+
+    def _footer_bytes(self, table: pa.Table, keys: int, row_groups: int) -> int:
+        if self.target_bytes >= 1 << 61:  # a writer that never rolls needs no footer estimate
+            return 0
+        if self._footer is None:
+            sample = self.context.named(table.slice(0, 1), "x" * 80).replace_schema_metadata(None)
+            longest = max((len(k) for k in self.context.record_keys(table.slice(0, 64)).to_pylist() if k), default=0)
+            self._footer = footer_model(sample, self.context.options, 4 * longest + 16)
+            self._sample_values = long_values(sample)
+            self._fixed = fixed_data_bytes(self.context.named(table.slice(0, 2), "x" * 80).replace_schema_metadata(None),
+                                           self.context.options)  # fmt: skip
+        # min/max statistics of long strings: the model measured one row; longer values seen since cost more
+        excess = max(0, self._long_values - self._sample_values)
+        return self._footer.bytes(keys, row_groups) + self._footer_error + 2 * excess * (row_groups + 1)
+
+    def _note_long_values(self, table: pa.Table) -> None:
+        if self.target_bytes < 1 << 61:
+            self._long_values = max(self._long_values, long_values(table))
 
     def close(self) -> list[dict]:
         """Finish the open file; an input without rows still gets one (empty) file, as ``GroupTask.write`` does."""
@@ -124,17 +178,29 @@ class RollingWriter:
             self.observe(chunk)
         open_file.writer.write_table(chunk, row_group_size=max(1, chunk.num_rows))  # type: ignore[attr-defined]
         open_file.keys.append(self.context.record_keys(chunk))
+        before = open_file.sink.tell()
         open_file.rows += chunk.num_rows
+        open_file.row_groups += 1
         written = open_file.sink.tell()
         if open_file.rows and written > 64:  # a row group is out: measure what a row costs compressed
-            self._compressed_per_row = written / open_file.rows
+            # the costliest rows seen in this file decide: rows compressing worse than the average must still fit
+            average = (written - 4 - self._fixed) / open_file.rows
+            latest = (written - before) / max(1, chunk.num_rows) if open_file.row_groups > 1 else average
+            seen = self._compressed_per_row if self._measured and open_file.row_groups > 1 else 0.0
+            self._compressed_per_row = max(1.0, average, latest, seen or 0.0)
+            self._measured = True
 
     def _finish(self, open_file: _OpenFile) -> None:
         self._file = None
         keys = pa.chunked_array([c for k in open_file.keys for c in k.chunks], open_file.keys[0].type)
         open_file.writer.add_key_value_metadata(footer_for_keys(keys, self.context.options))  # type: ignore[attr-defined]
+        data_end = open_file.sink.tell()
         open_file.writer.close()  # type: ignore[attr-defined]
         open_file.sink.close()
+        size = self.storage.size(self.storage.join(open_file.relative))
+        if self._footer is not None:  # a footer larger than modelled: later files reserve the difference
+            modelled = self._footer.bytes(open_file.rows, open_file.row_groups) + self._footer_error
+            self._footer_error += max(0, size - data_end - modelled)
         self.stats.append(write_stat(open_file.file_id, open_file.relative, self.context.partition, open_file.rows,
-                                     self.storage.size(self.storage.join(open_file.relative)), open_file.started))  # fmt: skip
+                                     size, open_file.started))  # fmt: skip
         failpoint("task-after-first-file")

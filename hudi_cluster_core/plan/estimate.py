@@ -1,0 +1,178 @@
+"""How many files and bytes a clustering group becomes: the one estimate behind a plan's ``numOutputFileGroups``
+and the dry run's predicted files and bytes.
+
+Apache Hudi's rule, ``ceil(base file bytes / target.file.max.bytes)``, counts what the inputs cost on disk, and
+small files are mostly footer: at Hudi's defaults every base file carries a ~431 KB bloom filter, so 36 files of
+440 KB hold ~15 KB of rows each. What a group becomes is its rows' bytes, written again into as few files as
+the target allows, each with a footer of its own (the rolling writer keeps every whole file within the target):
+
+* rows' bytes: the base files' column chunks as their footers give them (compressed, no footer), plus the log
+  files' bytes corrected by the base files' compression ratio (compressed / uncompressed bytes of their
+  chunks): a log block holds about a row's uncompressed bytes;
+* a file's footer: the inputs' parquet metadata (their footer less their bloom filter text) plus the bloom text
+  of the keys one output file holds (:class:`..io.file_budget.BloomSizing`);
+* the new row order: sorting moves rows that compressed well together apart (sequential keys shuffled by a
+  sort on other columns) or together; with sort columns, the rows' bytes are the rows times what a row takes in
+  a sample of the group's rows (the first rows of up to 16 base files) sorted and compressed as the writer does;
+* files: the fewest that hold the rows' bytes when each is filled as the rolling writer fills it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..config import catalogue
+from ..hashing.bloom_filter import BLOOM_FILTER_FOOTER_KEY
+from ..io.file_budget import FILL, ROLL_SLACK, BloomSizing
+from ..io.storage import in_parallel
+from .footer_stats import FooterReads, read_footer
+
+if TYPE_CHECKING:
+    from ..io.storage import Storage
+    from ..table import FileSlice
+    from .avro_plan import PlanGroup
+
+DEFAULT_METADATA_BYTES = 4096
+SAMPLE_ROWS = 20_000  # rows compressed twice to learn what the new order does to the rows' bytes
+SAMPLE_FILES = 16
+_ARROW_CODECS = {"uncompressed": "none"}  # a file's parquet metadata when no input base file shows it (log-only groups)
+
+
+@dataclass(frozen=True)
+class BaseFileFacts:
+    """A base file's size and footer facts: rows, column chunk bytes compressed and uncompressed, and its parquet
+    metadata's bytes (the footer less Hudi's bloom filter text)."""
+
+    size: int
+    rows: int
+    data_bytes: int
+    uncompressed_bytes: int
+    metadata_bytes: int
+
+
+@dataclass(frozen=True)
+class OutputEstimate:
+    files: int
+    bytes: int
+    input_bytes: int  # base and log files, as stored
+    log_files: int
+
+
+def base_file_facts(storage: Storage, path: str, size: int | None = None, reads: FooterReads | None = None) -> BaseFileFacts:
+    """The footer facts of the base file at ``path`` (``size``: its size as listed, when the caller knows it: then
+    one ranged read of the file's end)."""
+    size = storage.size(path) if size is None else size
+    metadata = read_footer(storage, path, size, reads)
+    data = uncompressed = 0
+    for g in range(metadata.num_row_groups):
+        row_group = metadata.row_group(g)
+        for c in range(row_group.num_columns):
+            chunk = row_group.column(c)
+            data += chunk.total_compressed_size
+            uncompressed += chunk.total_uncompressed_size
+    bloom = len((metadata.metadata or {}).get(BLOOM_FILTER_FOOTER_KEY.encode(), b""))
+    return BaseFileFacts(size, metadata.num_rows, data, uncompressed, max(0, size - data - bloom - 4))
+
+
+def bloom_sizing(settings) -> BloomSizing:
+    """The bloom filter settings of a job's (or a task's) raw map of Hudi keys."""
+    return BloomSizing(
+        catalogue.read(settings, catalogue.PARQUET_BLOOM_FILTER_ENABLED), catalogue.read(settings, catalogue.BLOOM_FILTER_TYPE),
+        catalogue.read(settings, catalogue.BLOOM_NUM_ENTRIES), catalogue.read(settings, catalogue.BLOOM_FPP),
+        catalogue.read(settings, catalogue.BLOOM_DYNAMIC_MAX_ENTRIES),
+    )  # fmt: skip
+
+
+def sorted_bytes_per_row(storage: Storage, base_files: Sequence[str], columns: Sequence[str], codec: str) -> float | None:
+    """Compressed bytes a row takes once the group is sorted by ``columns``: a sample of its rows (the first rows of
+    up to ``SAMPLE_FILES`` base files) sorted and compressed with the output codec, dictionaries only where values
+    repeat (as the writer chooses them). None without sort columns, or when the sample cannot be sorted."""
+    if not columns or not base_files:
+        return None
+    step = max(1, len(base_files) // SAMPLE_FILES)
+    chosen = list(base_files[::step])[:SAMPLE_FILES]
+    parts = []
+    for path in chosen:
+        with storage.fs.open_input_file(path) as handle:
+            batch = next(pq.ParquetFile(handle).iter_batches(batch_size=max(1, SAMPLE_ROWS // len(chosen))), None)
+        if batch is not None and batch.num_rows:
+            parts.append(pa.Table.from_batches([batch]))
+    try:
+        sample = pa.concat_tables(parts, promote_options="permissive").sort_by([(c, "ascending") for c in columns])
+    except (pa.ArrowException, ValueError, KeyError):  # a column the sample lacks, a type Arrow cannot sort
+        return None
+    return _compressed(sample, codec) / sample.num_rows if sample.num_rows else None
+
+
+def _compressed(rows: pa.Table, codec: str) -> int:
+    repeated = [name for name, column in zip(rows.column_names, rows.columns)
+                if not pa.types.is_nested(column.type) and pc.count_distinct(column).as_py() < rows.num_rows // 2]
+    sink = pa.BufferOutputStream()
+    pq.write_table(rows, sink, compression=_ARROW_CODECS.get(codec, codec), use_dictionary=repeated,
+                   compression_level=6 if codec == "gzip" else None, store_schema=False)  # fmt: skip
+    metadata = pq.read_metadata(pa.BufferReader(sink.getvalue()))
+    return sum(metadata.row_group(g).column(c).total_compressed_size
+               for g in range(metadata.num_row_groups) for c in range(metadata.num_columns))  # fmt: skip
+
+
+def estimate_output(bases: Sequence[BaseFileFacts], log_bytes: int, log_files: int, target: int,
+                    bloom: BloomSizing, sorted_per_row: float | None = None) -> OutputEstimate:  # fmt: skip
+    """Files and bytes of a group of these inputs rewritten into files of at most ``target`` bytes
+    (``sorted_per_row``: :func:`sorted_bytes_per_row`, the rows' bytes once sorted)."""
+    data = sum(b.data_bytes for b in bases)
+    uncompressed = sum(b.uncompressed_bytes for b in bases)
+    rows = sum(b.rows for b in bases)
+    ratio = data / uncompressed if uncompressed else 1.0
+    if rows and uncompressed:
+        rows += int(log_bytes / (uncompressed / rows))
+    payload = int(rows * sorted_per_row) if sorted_per_row and rows else data + int(log_bytes * ratio)
+    metadata = max((b.metadata_bytes for b in bases), default=DEFAULT_METADATA_BYTES)
+
+    def footer(files: int) -> int:
+        return metadata + bloom.text_bytes(math.ceil(rows / files) if rows else 0)
+
+    # the writer fills a file to FILL of the target and closes it once less than ROLL_SLACK is left
+    fill = target * (FILL - ROLL_SLACK / 2)
+    files = 1
+    for _ in range(32):  # the footer shrinks as files grow in number (a dynamic bloom filter): a fixed point
+        room = fill - footer(files)
+        wanted = max(1, rows) if room <= 0 else max(1, math.ceil(payload / room))
+        if wanted == files:
+            break
+        files = wanted
+    input_bytes = sum(b.size for b in bases) + log_bytes
+    return OutputEstimate(files, payload + files * footer(files), input_bytes, log_files)
+
+
+def estimate_slices(storage: Storage, slices: Iterable[FileSlice], target: int, bloom: BloomSizing,
+                    columns: Sequence[str] = (), codec: str = "gzip") -> OutputEstimate:  # fmt: skip
+    """:func:`estimate_output` of a planned group's file slices, sorted by ``columns``."""
+    slices = list(slices)
+    paths = [storage.join(s.relative_path(s.base_file.name)) for s in slices if s.base_file]
+    sizes = [s.base_file_size for s in slices if s.base_file]
+    reads = FooterReads()  # footers read concurrently, each in one request
+    bases = in_parallel(lambda i: base_file_facts(storage, paths[i], sizes[i], reads), range(len(paths)))
+    logs = [log for s in slices for log in s.log_files]
+    per_row = sorted_bytes_per_row(storage, paths, columns, codec)
+    return estimate_output(bases, sum(s.log_files_size for s in slices), len(logs), target, bloom, per_row)
+
+
+def estimate_plan_group(storage: Storage, group: PlanGroup, target: int, bloom: BloomSizing,
+                        columns: Sequence[str] = (), codec: str = "gzip",
+                        sizes: Mapping[str, int] | None = None) -> OutputEstimate:  # fmt: skip
+    """:func:`estimate_output` of a stored plan's group (its files as the plan names them), sorted by ``columns``;
+    ``sizes``: the files' sizes as the plan was checked against the listing (else asked of storage)."""
+    known = sizes or {}
+    paths = [s.base_file for s in group.slices if s.base_file]
+    reads = FooterReads()
+    bases = in_parallel(lambda p: base_file_facts(storage, p, known.get(p), reads), paths)
+    logs = [path for s in group.slices for path in s.log_files if not path.endswith(".cdc")]
+    per_row = sorted_bytes_per_row(storage, paths, columns, codec)
+    log_bytes = sum(known[p] if p in known else storage.size(p) for p in logs)
+    return estimate_output(bases, log_bytes, len(logs), target, bloom, per_row)
