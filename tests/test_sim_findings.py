@@ -40,6 +40,15 @@ seed=15695 (flock schedule; ``replay 15695`` on the code of its day): a run's he
 had taken its instant over, rewrote the heartbeat as its own; both runs then passed the owner check at commit,
 and the first committed files the other's rollback had deleted. A refresh now stops once the heartbeat names
 another owner.
+
+seed=7113 (``replay 7113``, 668 steps on the code of its day; the archiver crashed but archived nothing): an
+upsert read the timeline while a clustering was inflight, then stalled; the clustering completed, a second one
+and a clean followed, the clean deleting the file groups the first replaced. The writer then read the file
+listing: the replaced groups gone, the clusterings' files on no instant of the timeline it had read, so it saw no
+file group at all, took the keys it updated for new ones and wrote them again beside the clustering's copy. Apache
+Hudi's writer requests its instant before it reads the table, and its cleaner retains from the earliest pending
+instant; ours reads first, so it now begins its instant only if no clean began since its read (else it reads the
+table again).
 """
 
 from __future__ import annotations
@@ -346,3 +355,37 @@ def test_a_run_that_lost_its_instant_never_takes_its_heartbeat_back(tmp_path):
     finally:
         first.kill()
         first.wait()
+
+
+def test_an_upsert_that_read_the_table_before_a_clustering_and_a_clean_writes_no_key_twice(tmp_path, monkeypatch):
+    """Seed 7113 on real files: between the upsert's read of the timeline and its file listing, a clustering
+    (its own process) replaces the file groups, a commit follows, and a clean deletes the replaced groups. The
+    upsert must not take the keys it updates for new ones: it reads the table again and updates them."""
+    from hudi_cluster_core.table.timeline import retry_when_timeline_changes
+    from hudi_cluster_core.writer import upsert as writer_upsert
+    from tests.sim.cleaner import clean
+    from tests.support.runs import run_cli, table_problems
+
+    base = str(tmp_path / "t")
+    for start in (0, 4, 8):
+        append(base, _rows(start), **ARGS)
+    reads = []
+
+    def read_then_others_go_on(*args, **kwargs):
+        table = load_table(*args, **kwargs)
+        reads.append(table)
+        if len(reads) == 1:  # the writer stalls right after its read of the timeline
+            clustering = run_cli(base, "--hoodie-conf", "hoodie.clustering.plan.strategy.sort.columns=id")
+            assert clustering.returncode == 0, clustering.stderr[-2000:]
+            append(base, _rows(100), **ARGS)  # the replacecommit is no longer the commit the cleaner retains
+            assert clean(base) is not None  # the file groups the clustering replaced are deleted
+        return table
+
+    monkeypatch.setattr(writer_upsert, "load_table", read_then_others_go_on)
+    rows = pa.table({"id": ["k000", "k001", "k002", "k003"], "ts": pa.array([50] * 4, pa.int64()),
+                     "region": ["us", "eu"] * 2})  # fmt: skip
+    summary = retry_when_timeline_changes(lambda: writer_upsert.upsert(base, rows), "upsert")
+    assert len(reads) == 2 and (summary["updates"], summary["inserts"]) == (4, 0), summary
+    expected = {f"k{n:03d}": 50 if n < 4 else n // 4 * 4 for n in range(12)} | {f"k{n}": 100 for n in range(100, 104)}
+    assert sorted((r["id"], r["ts"]) for r in _all_rows(base)) == sorted(expected.items())
+    assert table_problems(base) == []

@@ -28,7 +28,7 @@ from ..avro import encode_commit_metadata
 from ..mdt import deltacommit as mdt_deltacommit
 from ..mdt.commit import completion_after, keep_metadata_table
 from ..mdt.commit_files import CommitFiles
-from ..errors import WriteConflict
+from ..errors import TimelineChanged, WriteConflict
 from ..failpoints import failpoint
 from ..table import FileGroupId, HudiTable
 from ..table.ownership import Heartbeat, heartbeat_path, heartbeat_state, timeline_lock
@@ -50,9 +50,10 @@ def instant_files(timeline: Timeline, instant: str, completion: str | None, acti
 
 @contextmanager
 def writing(table: HudiTable, operation: str, wait_ms: int = 60000, heartbeat_ms: tuple[int, int] = (60000, 2), *,
-            action: str = "commit") -> Iterator[str]:  # fmt: skip
+            action: str = "commit", read_at: Timeline | None = None) -> Iterator[str]:  # fmt: skip
     """A new write instant with its heartbeat, for the body to fill and complete; undone if the body raises.
-    ``heartbeat_ms``: (interval in ms, tolerable misses). Failed writes of ours found on the way are undone first."""
+    ``heartbeat_ms``: (interval in ms, tolerable misses). Failed writes of ours found on the way are undone first.
+    ``read_at``: the timeline the caller looked its keys up against (see :func:`begin_commit`)."""
     interval_ms, misses = heartbeat_ms
     undo_failed_writes(table, interval_ms, misses)
     started: list[Heartbeat] = []
@@ -61,7 +62,7 @@ def writing(table: HudiTable, operation: str, wait_ms: int = 60000, heartbeat_ms
         started.append(Heartbeat(table.storage, instant, interval_ms, misses).start())
 
     try:
-        instant = begin_commit(table, operation, wait_ms, action=action, before_files=beat)
+        instant = begin_commit(table, operation, wait_ms, action=action, before_files=beat, read_at=read_at)
     except BaseException:
         if started:  # its requested file may be written: undone now, or by our next write once the beat expires
             _undo(table, started[0], action)
@@ -114,11 +115,15 @@ def _our_heartbeat(table: HudiTable, instant_time: str) -> bool:
 
 
 def begin_commit(table: HudiTable, operation: str, wait_ms: int = 60000, *, action: str = "commit",
-                 before_files: Callable[[str], None] | None = None) -> str:  # fmt: skip
+                 before_files: Callable[[str], None] | None = None, read_at: Timeline | None = None) -> str:  # fmt: skip
     """A new ``commit`` (or ``deltacommit``) instant, requested then inflight (an empty workload profile);
-    returns its time. ``before_files(instant)`` runs once the time is chosen, before any file names it."""
+    returns its time. ``before_files(instant)`` runs once the time is chosen, before any file names it.
+    ``read_at``: the timeline a writer read before it looked its keys up; :class:`TimelineChanged` (nothing
+    written) when a clean may have deleted files of that read since (:func:`_check_no_clean_since`)."""
     with timeline_lock(table.storage, wait_ms):
         timeline = table.reload().timeline
+        if read_at is not None:
+            _check_no_clean_since(read_at, timeline)
         instant = timeline.new_instant_time()
         if before_files is not None:
             before_files(instant)
@@ -128,6 +133,23 @@ def begin_commit(table: HudiTable, operation: str, wait_ms: int = 60000, *, acti
         table.storage.write_atomic(timeline.path_of(inflight), encode_commit_metadata(
             empty, layout_version=timeline.layout_version, replace=False))  # fmt: skip
     return instant
+
+
+def _check_no_clean_since(read_at: Timeline, now: Timeline) -> None:
+    """An upsert reads the timeline, then the file listing, then begins its instant. A clean that began in
+    between may have deleted file groups the timeline it read still shows live (replaced by a clustering that
+    completed meanwhile, of which it knows nothing): their keys found nowhere, it would write them again as new
+    rows beside the clustering's copy. Apache Hudi's writer requests its instant before it reads the table, and
+    Hudi's cleaner retains from the earliest pending instant (``CleanerUtils.getEarliestCommitToRetain``); ours
+    reads first, so it begins only if no clean began since its read (a completed instant of that read gone from
+    the timeline means archival ran, which may have taken such a clean too). Under the timeline lock, under
+    which a clean is planned: a later clean sees this instant pending."""
+    cleans = sorted(i.time for i in now.instants if i.action == "clean" and read_at.get(i.time) is None)
+    current = {i.time for i in now.instants}
+    archived = sorted(i.time for i in read_at.instants if i.is_completed and i.time not in current)
+    if cleans or archived:
+        why = f"clean(s) {', '.join(cleans)} began" if cleans else f"instant(s) {', '.join(archived[:3])} were archived"
+        raise TimelineChanged(f"{why} after this write read the table: files it looked its keys up in may be gone")
 
 
 def complete_commit(

@@ -217,7 +217,7 @@ def upsert(
     wait_ms = int(raw.get("hoodie.write.lock.wait_time_ms") or 60000)
     heartbeat_ms = (int(raw.get("hoodie.client.heartbeat.interval_in_ms") or 60000),
                     int(raw.get("hoodie.client.heartbeat.tolerable.misses") or 2))
-    with writing(table, "UPSERT", wait_ms, heartbeat_ms) as instant:
+    with writing(table, "UPSERT", wait_ms, heartbeat_ms, read_at=table.timeline) as instant:
         for partition_path in by_partition:
             write_partition_metadata(table.storage, partition_path, instant)
         units = [WriteFileGroup(table.storage.base_uri, options_tuple, instant, i, w, ordering, parquet)
