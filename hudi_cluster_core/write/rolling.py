@@ -107,7 +107,10 @@ class RollingWriter:
     def _room(self, open_file: _OpenFile, table: pa.Table, per_row: float, more_rows: int = 1) -> float:
         """Bytes of column chunks the open file can still take (``more_rows`` rows' keys added to its footer)."""
         footer = self._footer_bytes(table, open_file.rows + more_rows, open_file.row_groups + 1)
-        return self.target_bytes * FILL - open_file.sink.tell() - footer
+        # a new row group's column chunks cost their headers before any row (``_fixed``), and the file its leading
+        # magic before its first row group: neither is in a row's bytes
+        start = 4 if open_file.sink.tell() == 0 else 0
+        return self.target_bytes * FILL - open_file.sink.tell() - start - self._fixed - footer
 
     def _rows_that_fit(self, open_file: _OpenFile, table: pa.Table, per_row: float, wanted: int) -> int:
         """The most rows, up to ``wanted``, that keep the open file (footer included) within the target: the
