@@ -153,8 +153,9 @@ def group_task(strategy, case: ExecutionInput, *, group_metadata: Callable[[Exec
     row_bytes = sum(_data_bytes(metadata) - fixed for metadata in bases)
     row_bytes += sum(storage.size(p) for s in inputs for p in s.log_files)
     rows = sum(metadata.num_rows for metadata in bases)
-    # and the writer keeps whole files within the target: it fills FILL of it, less the footer it reserves
-    share = fixed + max(1, math.ceil(max(row_bytes, rows) / case.num_output_file_groups))
+    # and the writer keeps whole files within the target: it fills FILL of it, less the footer it reserves; a file
+    # has at least two row groups (a measured first quarter, then the rest), each with its fixed bytes
+    share = FIRST_ROW_GROUPS * fixed + max(1, math.ceil(max(row_bytes, rows) / case.num_output_file_groups))
     target = math.ceil((share + footer_reserve(storage, next((s.base_file for s in inputs if s.base_file), None))) / FILL)
     raw_params = {SORT_COLUMNS: ",".join(case.sort_columns)} if case.sort_columns else {}
     job = {LAYOUT_KEY: case.layout, **(settings or {})}
@@ -163,6 +164,7 @@ def group_task(strategy, case: ExecutionInput, *, group_metadata: Callable[[Exec
                      ParquetOptions(bloom_enabled=False), target, True, "0-1-0")  # fmt: skip
 
 
+FIRST_ROW_GROUPS = 2  # the rolling writer's row groups in a file it measures before filling: a quarter, the rest
 _OVERHEAD: dict[str, int] = {}
 _RESERVE: dict[str, int] = {}
 
@@ -250,7 +252,8 @@ def check_execution_strategy(strategy, case: ExecutionInput, *, group_metadata=N
             fail(strategy, HOOK, "write stats match the files",
                  f"{posixpath.basename(path)}: numWrites={stat.get('numWrites')}, {table.num_rows} rows")  # fmt: skip
         files.append((posixpath.basename(path), table))
-        data_sizes.append(_data_bytes(pq.read_metadata(path, filesystem=storage.fs)))
+        metadata = pq.read_metadata(path, filesystem=storage.fs)
+        data_sizes.append((_data_bytes(metadata), metadata.num_row_groups))
     _check_rows(strategy, expected, files)
     _check_file_count(strategy, task, expected.num_rows, files, expected_files, data_sizes)
     if sorts and case.sort_columns:
@@ -305,11 +308,11 @@ def _check_file_count(strategy, task: GroupTask, rows: int, files, expected_file
     planned = max(1, min(task.num_output_file_groups, rows))
     low, high = math.ceil(planned / 2), 2 * planned
     # files rolled at the target by data written (as Hudi rolls them): judged on row bytes (a file's data bytes
-    # less its fixed bytes), none far above the target's, all but one at least half of it
+    # less its row groups' fixed bytes), none far above the target's, all but one at least half of it
     first = next((s.base_file for s in task.group.slices if s.base_file), None)
     fixed = file_overhead(task.storage, first)
-    share = math.floor(task.target_file_max_bytes * FILL) - footer_reserve(task.storage, first) - fixed
-    payload = [size - fixed for size in sizes]
+    share = math.floor(task.target_file_max_bytes * FILL) - footer_reserve(task.storage, first) - FIRST_ROW_GROUPS * fixed
+    payload = [size - fixed * row_groups for size, row_groups in sizes]
     rolled = bool(payload) and all(p <= 1.5 * share for p in payload) and sum(p < share / 2 for p in payload) <= 1
     if not (rolled or low <= len(files) <= high):
         shown = ", ".join(str(p) for p in sorted(payload)[:6]) + (", ..." if len(payload) > 6 else "")
