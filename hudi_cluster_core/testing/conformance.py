@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import pydantic
-from hypothesis import HealthCheck, Verbosity, given
+from hypothesis import HealthCheck, Phase, Verbosity, given
 from hypothesis import settings as hypothesis_settings
 
 from ..avro import decode_avro, encode_avro
@@ -409,6 +409,9 @@ def kit_settings(max_examples: int, **overrides: Any) -> hypothesis_settings:
         "max_examples": max(1, int(max_examples * scale)), "deadline": None, "database": None, "derandomize": True,
         "print_blob": False, "verbosity": Verbosity.quiet, "report_multiple_bugs": False,
         "suppress_health_check": list(HealthCheck),
+        # no explain phase: its notes are dropped from the one-line failure, and on the execution kit it re-ran
+        # the strategy over freshly written tables for minutes after the shrink had found the minimal example
+        "phases": [phase for phase in Phase if phase is not Phase.explain],
     }  # fmt: skip
     values.update(overrides)
     return hypothesis_settings(**values)
