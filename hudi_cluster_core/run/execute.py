@@ -6,6 +6,7 @@ import logging
 import time
 from dataclasses import dataclass, replace
 
+from ..byte_units import human_bytes
 from ..config import catalogue, strategy_params
 from ..config.sort_columns import parse_sort_columns
 from ..errors import PlanError
@@ -114,9 +115,9 @@ def plan_estimates(table: HudiTable, plan: StoredPlan, config, registry: Strateg
                  for group in plan.groups]  # fmt: skip
     execution = registry.resolve("execution", plan.execution_class, config_key="plan strategy.strategyClassName")
     line = (f"execution {plan.execution_class}, sort columns {columns or 'none'}, layout {_layout(execution, settings)}, "
-            f"target {target / 2**20:.2f} MiB; predicted {sum(e.files for e in estimates)} file(s), "
-            f"{sum(e.bytes for e in estimates) / 2**20:.2f} MiB from {sum(e.input_bytes for e in estimates) / 2**20:.2f} "
-            f"MiB ({sum(e.log_files for e in estimates)} log file(s))")  # fmt: skip
+            f"target {human_bytes(target)}; predicted {sum(e.files for e in estimates)} file(s), "
+            f"{human_bytes(sum(e.bytes for e in estimates))} from {human_bytes(sum(e.input_bytes for e in estimates))} "
+            f"({sum(e.log_files for e in estimates)} log file(s))")  # fmt: skip
     return estimates, line
 
 
