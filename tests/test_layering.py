@@ -41,6 +41,7 @@ RANKS = {
     "run": RUN,
     "run.commit": COMMIT,
     "run.execute": DRIVER,  # runs the tasks, then commits
+    "run.slice_reader": RUN,  # a task's input slices read (pyarrow, hudi-rs's merge), in the table's latest schema
     "api": ENTRY, "cli": ENTRY, "demo": ENTRY, "show": ENTRY, "testing": ENTRY, "sdk": ENTRY, "service": ENTRY,
     "run_metrics": ENTRY,
     "": ENTRY,
