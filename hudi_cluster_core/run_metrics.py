@@ -33,7 +33,7 @@ class PartitionFigures(Protocol):
 
 
 class ResultFigures(Protocol):
-    """What the summary reads of ``api.ClusterResult`` (named here: the API module imports this one)."""
+    """What the summary reads of ``cluster_result.ClusterResult`` (named here: that module imports this one)."""
 
     @property
     def instant_time(self) -> str | None: ...

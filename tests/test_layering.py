@@ -44,6 +44,7 @@ RANKS = {
     "run.slice_reader": RUN,  # a task's input slices read (pyarrow, hudi-rs's merge), in the table's latest schema
     "api": ENTRY, "cli": ENTRY, "demo": ENTRY, "show": ENTRY, "testing": ENTRY, "sdk": ENTRY, "service": ENTRY,
     "run_metrics": ENTRY,
+    "cluster_result": ENTRY,  # what cluster() returns: a plan's predicted effect, a run's measured one
     "": ENTRY,
 }  # fmt: skip
 # Our writers are not part of the clustering: no module of the clustering engine imports writer/. Only these
