@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
+from .byte_units import human_bytes
+
 if TYPE_CHECKING:
     from .plan.avro_plan import StoredPlan
     from .table import HudiTable
@@ -31,7 +33,7 @@ class PartitionFigures(Protocol):
 
 
 class ResultFigures(Protocol):
-    """What the summary reads of ``api.ClusterResult`` (named here: the API module imports this one)."""
+    """What the summary reads of ``cluster_result.ClusterResult`` (named here: that module imports this one)."""
 
     @property
     def instant_time(self) -> str | None: ...
@@ -128,23 +130,15 @@ def durations(**phases: float) -> dict[str, float]:
     return {phase: round(phases.get(phase, 0.0), 3) for phase in PHASES}
 
 
-def human_size(size: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TiB"
-
-
 def summary(result: ResultFigures) -> str:
     """The text ``hudi-cluster run`` prints: the outcome, a line per partition, and one line of the totals."""
     head = f"{result.mode}: {result.message}" + (f" (instant {result.instant_time})" if result.instant_time else "")
     lines = [head]
     for effect in result.partitions:
-        written = "" if effect.bytes_written is None else f", {human_size(effect.bytes_written)} written"
+        written = "" if effect.bytes_written is None else f", {human_bytes(effect.bytes_written)} written"
         read = "to read" if result.dry_run else "read"
         lines.append(f"  {effect.partition or '(none)':<30} files {effect.files_before} -> {effect.files_after}, "
-                     f"{human_size(effect.bytes_to_rewrite)} {read}{written}")  # fmt: skip
+                     f"{human_bytes(effect.bytes_to_rewrite)} {read}{written}")  # fmt: skip
     if result.groups:
         lines.append(totals_line(result))
     return "\n".join(lines)
@@ -154,7 +148,7 @@ def totals_line(result: ResultFigures) -> str:
     """``total: 40 file(s) (17.0 MiB) -> 1 file(s) (16.1 MiB) in 2 partition(s), 100000 row(s) read, 100000
     written, 38 of 40 file group(s) considered clustered; 12.3 s (plan 0.4 s, Spark 10.1 s, commit 1.8 s)``."""
     removed, added = result.files_removed, result.files_added
-    after = f"{added.count} file(s)" + ("" if added.total_bytes is None else f" ({human_size(added.total_bytes)})")
+    after = f"{added.count} file(s)" + ("" if added.total_bytes is None else f" ({human_bytes(added.total_bytes)})")
     verb = "would become" if result.dry_run else "->"
     rows = "" if result.rows_written is None else (
         f", {result.rows_read} row(s) read, {result.rows_written} written"
@@ -165,7 +159,7 @@ def totals_line(result: ResultFigures) -> str:
     phases = "" if result.dry_run else (
         f" (plan {took['plan']:.1f} s, Spark {took['spark']:.1f} s, commit {took['commit']:.1f} s)"
     )  # fmt: skip
-    return (f"  total: {removed.count} file(s) ({human_size(removed.total_bytes or 0)}) {verb} {after} in "
+    return (f"  total: {removed.count} file(s) ({human_bytes(removed.total_bytes or 0)}) {verb} {after} in "
             f"{result.partitions_clustered} partition(s){rows}; {clustered} of {considered} file group(s) clustered; "
             f"{took['total']:.1f} s{phases}")  # fmt: skip
 

@@ -21,7 +21,8 @@ The default plan hooks, to call from an override that does only part of the work
 Size rules and packing:
     ``SizeLimits`` (the size keys; ``slice_size``, ``output_files`` = ``ceil(bytes / target)``),
     ``pack_by_size`` (Hudi's size-based packing), ``cut_in_order`` and ``GroupCutter`` (groups of consecutive
-    slices under the cap), ``slices_by_partition``.
+    slices under the cap), ``slices_by_partition``, ``overlapping_components`` (items whose [min, max] ranges
+    overlap, transitively, e.g. files by their footer ranges on a column).
 Execution:
     ``GroupTask`` (what ``execute_group`` receives), ``SortAndSizeParams`` (the sort-columns params model of
     sort-and-size style execution strategies), ``ONE_FILE`` (a target size no file reaches: the writer never rolls).
@@ -63,7 +64,7 @@ from .plan.limits import SizeLimits
 from .layout import Layout, curve_name, parse_layout
 from .plan.avro_plan import group_metrics, read_plan
 from .plan.model import PlanContext, PlannedGroup, SliceStats, UpdateContext, UpdateDecision
-from .plan.packing import GroupCutter, cut_in_order, pack_by_size, slices_by_partition
+from .plan.packing import GroupCutter, cut_in_order, overlapping_components, pack_by_size, slices_by_partition
 from .protocols import ExecutionStrategy, PlanStrategy, UpdateStrategy
 from .report.overlap import RANGE_QUERY_FRACTION, expected_files, overlap_figures, positions
 from .report.predict import FileRanges, PlannedRewrite, QueryFiles, predict_files_per_query
@@ -93,7 +94,7 @@ __all__ = [
     "SortKey", "StrategyParams", "TimelineChanged", "UpdateContext", "UpdateDecision", "UpdateStrategy", "curve_name",
     "check_sort_columns", "column_names",
     "cut_in_order", "execution_strategy", "finalize_groups", "footer_stats_provider", "group_metrics", "group_schema",
-    "hilbert_transposed", "hookimpl", "keys", "load_table_config", "pack_by_size", "params_key", "parse_layout", "parse_sort_columns",
+    "hilbert_transposed", "hookimpl", "keys", "load_table_config", "overlapping_components", "pack_by_size", "params_key", "parse_layout", "parse_sort_columns",
     "range_allowance", "read_plan", "select_eligible_slices", "select_slices", "slice_batches", "slices_by_partition",
     "sort_columns_params", "sort_rows", "spill_directory", "validate_strategy_params", "write_run",
 ]  # fmt: skip

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .byte_units import human_bytes
 from .plan.avro_plan import read_plan
-from .run_metrics import human_size, input_file_sizes
+from .run_metrics import input_file_sizes
 from .table import HudiTable
 from .table.archive import load_archived_timeline
 
@@ -85,8 +86,8 @@ def clustering_summary(table: HudiTable) -> str:
     lines = [f"clustering instants of {table.config.name}: {len(rows) or 'none'}"]
     for row in rows:
         where = " (archived)" if row["archived"] else ""
-        size = (f"{human_size(row['bytes_written'])} written" if row["bytes_written"] is not None
-                else f"{human_size(row['input_bytes'] or 0)} to rewrite")  # fmt: skip
+        size = (f"{human_bytes(row['bytes_written'])} written" if row["bytes_written"] is not None
+                else f"{human_bytes(row['input_bytes'] or 0)} to rewrite")  # fmt: skip
         plan = "plan not kept" if row["groups"] is None else f"{row['groups']} group(s), {row['partitions']} partition(s)"
         lines.append(f"  {row['instant_time']}  {row['state'] + where:<20} {plan}, {size}")
     return "\n".join(lines)
@@ -103,7 +104,7 @@ def table_summary(table: HudiTable, *, archived: bool = False) -> str:
     lines = [
         f"table {config.name} ({config.table_type}, version {config.version}) at {table.storage.base_uri}",
         f"{len(slices)} file group(s), {sum(bool(s.log_files) for s in slices)} with log files, "
-        f"{human_size(sum(s.total_size for s in slices))} in latest slices",
+        f"{human_bytes(sum(s.total_size for s in slices))} in latest slices",
     ]
     per_partition = Counter(s.partition for s in slices)
     bytes_per_partition: Counter[str] = Counter()
@@ -111,7 +112,7 @@ def table_summary(table: HudiTable, *, archived: bool = False) -> str:
         bytes_per_partition[s.partition] += s.total_size
     lines.append("partitions:")
     for partition in sorted(per_partition):
-        lines.append(f"  {partition or '(none)':<30} {per_partition[partition]:>6} files  {human_size(bytes_per_partition[partition]):>10}")
+        lines.append(f"  {partition or '(none)':<30} {per_partition[partition]:>6} files  {human_bytes(bytes_per_partition[partition]):>10}")
     histogram = Counter(_size_bucket(s.base_file_size) for s in slices if s.base_file)
     if histogram:
         lines.append("base file sizes:")

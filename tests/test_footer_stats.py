@@ -1,8 +1,9 @@
 """Footers (issues 20.6, 24.3): read only when a strategy asks, then concurrently, each in one ranged read of the
 file's end (its size is the listing's: no HEAD per file), with pyarrow's statistics.
 
-* A size-based plan reads no footer; a key-range plan reads each footer once, on several threads at once; so does
-  the files-per-query prediction of a plan with sort columns.
+* A size-based plan reads no statistics: only its output estimate reads footers, each once; a key-range plan reads
+  each footer once, on several threads at once, for its statistics, its estimate, the dry run's prediction and the
+  files-per-query figures together (one ranged read per file, two for the first ones read at once).
 * Files Apache Hudi wrote (footers of ~430 KiB: a bloom filter): two requests for the first footer, one for each
   after it; a size that is not the file's falls back to opening it.
 * Timestamp statistics equal pyarrow's own, without importing pandas in a planner's process.
@@ -40,37 +41,70 @@ def _our_table(base: Path, commits: int, files_per_partition: int) -> str:
     return str(base)
 
 
+class _RangedReads:
+    """Every ranged read (a ranged GET on an object store) made while installed, by path: real reads, recorded."""
+
+    def __init__(self, monkeypatch):
+        self.paths: Counter = Counter()
+        real = Storage.read_range
+
+        def read_range(storage, path, start, length):
+            self.paths[path] += 1
+            return real(storage, path, start, length)
+
+        monkeypatch.setattr(Storage, "read_range", read_range)
+
+    def of_base_files(self) -> Counter:
+        return Counter({path: n for path, n in self.paths.items() if path.endswith(".parquet")})
+
+
 def test_footers_are_read_only_for_a_strategy_that_asks_and_then_concurrently(tmp_path, monkeypatch):
     base = _our_table(tmp_path / "orders", commits=4, files_per_partition=2)
     threads: Counter = Counter()
-    real = footer_stats.read_footer_stats
+    stats_asked: Counter = Counter()
+    real, real_stats = footer_stats.read_file_footer, footer_stats.FooterStats.__call__
 
-    def read(storage, file_slice, reads=None):
+    def read(storage, path, size, reads=None):
         threads[threading.current_thread().name] += 1
-        return real(storage, file_slice, reads)
+        return real(storage, path, size, reads)
 
-    monkeypatch.setattr(footer_stats, "read_footer_stats", read)
+    def asked(provider, file_slice):
+        stats_asked[file_slice] += 1
+        return real_stats(provider, file_slice)
+
+    monkeypatch.setattr(footer_stats, "read_file_footer", read)
+    monkeypatch.setattr(footer_stats.FooterStats, "__call__", asked)
+    ranged = _RangedReads(monkeypatch)
     with requests.counting() as size_based:
-        cluster(base, "schedule", {}, dry_run=True)
-    assert not threads, "size-based: no footer read"
+        result = cluster(base, "schedule", {}, dry_run=True)
+    planned = sum(len(g["input_file_ids"]) for g in result.groups)
+    assert not stats_asked, "size-based: no statistics asked for"
+    # its output estimate reads the planned files' footers: once each, for the plan's numOutputFileGroups and the
+    # dry run's prediction together
+    assert sum(threads.values()) == planned > 0 and max(ranged.of_base_files().values()) <= 2, (threads, ranged.paths)
     eligible = len(load_table(base).view().latest_file_slices())
+    threads.clear()
+    ranged.paths.clear()
 
     # with sort columns the result predicts files per query from the footers of the plan's partitions: read once
-    # each, concurrently
+    # each (the estimate's among them), concurrently
     result = cluster(base, "schedule", OPTIONS, dry_run=True)
     assert result.files_per_query and sum(threads.values()) == eligible, threads
     assert len([name for name in threads if name.startswith("storage")]) >= 2, threads
     threads.clear()
+    ranged.paths.clear()
 
     with requests.counting() as counted:
         result = cluster(base, "schedule", {"hoodie.clustering.plan.strategy.class": "key-range"}, dry_run=True)
     assert result.input_file_groups > 0 and result.files_per_query, "key-range sorts by the record key: a prediction"
-    assert sum(threads.values()) == eligible, "each footer read once: the prediction reads the strategy's again"
-    # the statistics: one request per footer, two for the first ones read at once (ours carry a bloom filter:
-    # footers > FOOTER_READ); the output estimate reads each planned base file's footer again, once for the plan's
-    # numOutputFileGroups and once for the dry run's prediction, one or two requests each (not yet shared with the
-    # statistics' reads)
-    assert eligible < counted["range"] <= eligible + footer_stats.FOOTER_THREADS + 4 * eligible, counted
+    assert stats_asked, "key-range reads statistics"
+    assert sum(threads.values()) == eligible, "each footer read once: statistics, estimates and prediction share it"
+    # one request per footer, two for the first ones read at once (ours carry a bloom filter: footers larger than
+    # FOOTER_READ; once one is met, the first read takes a whole footer)
+    per_file = ranged.of_base_files()
+    assert len(per_file) == eligible and max(per_file.values()) <= 2, per_file
+    assert sum(1 for n in per_file.values() if n == 2) <= footer_stats.FOOTER_THREADS, per_file
+    assert eligible < counted["range"] <= eligible + footer_stats.FOOTER_THREADS, counted
     assert "open" not in counted and counted.get("info") == size_based.get("info"), "sizes from the listing: no HEAD"
     assert len([name for name in threads if name.startswith("storage")]) >= 2, threads
 

@@ -23,6 +23,7 @@ RANKS = {
     "errors": FOUNDATION, "failpoints": FOUNDATION, "interrupts": FOUNDATION, "javaprops": FOUNDATION,
     "config": FOUNDATION, "hookspecs": FOUNDATION, "avro": FOUNDATION, "io": FOUNDATION, "layout": FOUNDATION,
     "clock": FOUNDATION, "hook_trace": FOUNDATION,
+    "byte_units": FOUNDATION,  # sizes for people to read: every printed size, from the config reference up
     "hashing": FOUNDATION,  # the footer bloom filter and the rewrite check's row codes: hashes, no files
     "plugins": PLAN,  # discovery and the one way hooks are called; the core defaults (plan.defaults) are a plugin
     "protocols": PLAN,  # the strategy interfaces, whose optional hooks are the plan defaults
@@ -40,8 +41,10 @@ RANKS = {
     "run": RUN,
     "run.commit": COMMIT,
     "run.execute": DRIVER,  # runs the tasks, then commits
+    "run.slice_reader": RUN,  # a task's input slices read (pyarrow, hudi-rs's merge), in the table's latest schema
     "api": ENTRY, "cli": ENTRY, "demo": ENTRY, "show": ENTRY, "testing": ENTRY, "sdk": ENTRY, "service": ENTRY,
     "run_metrics": ENTRY,
+    "cluster_result": ENTRY,  # what cluster() returns: a plan's predicted effect, a run's measured one
     "": ENTRY,
 }  # fmt: skip
 # Our writers are not part of the clustering: no module of the clustering engine imports writer/. Only these

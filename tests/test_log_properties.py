@@ -5,10 +5,10 @@ time, fastavro for nested types) and of our log readers, on any Arrow schema a H
 Our readers: ``io.log_format`` frames blocks (``mdt.log_block.read_blocks`` types them; the metadata table reads its
 HFILE blocks through it); the one that decodes an Avro data block's records is the v6 archived timeline's
 (``table.archive``). No code of ours reads a data table's log records or DELETE blocks: MOR slices are merged by
-hudi-rs inside the clustering task (``run.task._SliceReader``). So:
+hudi-rs inside the clustering task (``run.slice_reader.SliceReader``). So:
 
 * our log files, merged by hudi-rs over a base file (snapshot and file-group reader) and as log-only slices
-  (snapshot, and ``_SliceReader``, the clustering's path), hold every value of the rows written, bit for bit;
+  (snapshot, and ``SliceReader``, the clustering's path), hold every value of the rows written, bit for bit;
 * our readers frame our blocks exactly, and the archive's record decoder reads back every value;
 * against logs Apache Hudi wrote (the fixture tables: AVRO_DATA, DELETE and HFILE_DATA blocks), our framing
   covers every byte, damaged bytes give blocks inside the file or one error, and skipping corrupt blocks as
@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from hudi_cluster_core.io.log_format import MAGIC, LogFormatError, read_log_blocks
 from hudi_cluster_core.mdt import log_block
 from hudi_cluster_core.plan.avro_plan import InputSlice
-from hudi_cluster_core.run.task import _SliceReader
+from hudi_cluster_core.run.slice_reader import SliceReader
 from hudi_cluster_core.table.archive import ArchivedTimeline
 from hudi_cluster_core.write.base_file import WriteContext, with_file_name, write_base_file
 from hudi_cluster_core.write.avro_schema import arrow_to_avro_schema
@@ -44,7 +44,7 @@ SCHEMAS = arrow_schemas(min_columns=1, max_columns=4, max_depth=2)
 # ("reconcile: leaf type Timestamp(µs, "+00:00") cannot be re-tagged as Timestamp(µs, "UTC")"), for a log-only
 # slice as over a base file; top-level timestamps are reconciled (the gap the review of apache/hudi-rs PR #668
 # describes: a UTC normalizer of top-level fields only). Any MOR slice with such a column and log files fails, Apache
-# Hudi's logs as ours (the Avro is the same), and so does our clustering of it (run.task merges with hudi-rs).
+# Hudi's logs as ours (the Avro is the same), and so does our clustering of it (run.slice_reader merges with hudi-rs).
 MERGEABLE = arrow_schemas(min_columns=1, max_columns=4, max_depth=2,
                           exclude=lambda t: pa.types.is_nested(t) and contains(t, pa.types.is_timestamp))  # fmt: skip
 FILE_ID = "4f6c2b1e-7a0d-4c1b-9a57-3e2f1d0c9b8a-0"
@@ -132,9 +132,9 @@ def test_a_log_only_slice_reads_back_by_hudi_rs_and_the_clusterings_slice_reader
     with tempfile.TemporaryDirectory() as base:
         table, _, log_files, expected = write_slice(base, None, logs)
         same_rows(pa.Table.from_batches(HudiTable(base).read()), expected)
-        # run.task merges a slice without a base file against an empty one (for tables where hudi-rs 0.5.0
+        # run.slice_reader merges a slice without a base file against an empty one (for tables where hudi-rs 0.5.0
         # can't tell the schema of one; here the commits name it): the clustering's own path must agree
-        reader = _SliceReader(table.storage, "20990101000000000")
+        reader = SliceReader(table.storage, "20990101000000000")
         paths = tuple(table.storage.join(p) for p in log_files)
         same_rows(reader.read(InputSlice("", FILE_ID, None, paths)), expected)
         temp = table.storage.list(table.storage.join(".hoodie", ".temp"), recursive=True)

@@ -416,7 +416,7 @@ def mor_slice_table(spark, tmp_path_factory):
 def test_a_mor_slice_streams_merged_never_whole(mor_slice_table, tmp_path, monkeypatch):
     """Apache Hudi's MOR slice (base file + log files with updates and deletes) goes through the spill path
     merged batch by batch by hudi-rs's streaming reader: never read whole, the same rows as the whole merge."""
-    from hudi_cluster_core.run import task as task_module
+    from hudi_cluster_core.run.slice_reader import SliceReader
 
     base = fresh_copy(Path(mor_slice_table), tmp_path)
     found = [s for s in hudi_rs_file_slices(base) if s["log_files"] and s["base_file"]]
@@ -427,7 +427,7 @@ def test_a_mor_slice_streams_merged_never_whole(mor_slice_table, tmp_path, monke
                      target_file_max_bytes=16 * 1024, spill_dir=str(tmp_path))  # fmt: skip
     whole = task.slice_reader().read(mor)  # the whole-slice merge, as a group in memory reads it
     opened = spill_files_opened(monkeypatch)
-    monkeypatch.setattr(task_module._SliceReader, "read", lambda self, s: pytest.fail("a whole slice was merged"))
+    monkeypatch.setattr(SliceReader, "read", lambda self, s: pytest.fail("a whole slice was merged"))
     stats = task.write_sorted(["c_long", "c_double"], "z-order")
     assert len(opened) >= 2 and len(stats) >= 2, (opened, stats)
     out = pa.concat_tables([pq.read_table(Path(base) / s["path"]) for s in stats])

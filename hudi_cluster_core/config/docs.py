@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..byte_units import in_iec_units
 from .catalogue import SECTIONS, Key
 
 DOCS_FILE = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
@@ -32,12 +33,8 @@ def _default(spec: Key) -> str:
         return "(not set)"
     text = f"`{spec.to_hoodie(spec.default)}`"
     if spec.kind == "bytes" and spec.default >= 1024:
-        size = float(spec.default)
-        for unit in ("KiB", "MiB", "GiB"):
-            size /= 1024
-            if size < 1024:
-                break
-        text += f" ({size:g} {unit})"
+        size, unit = in_iec_units(spec.default)
+        text += f" ({size:g} {unit})"  # exact, unlike a run's one decimal: a default is a round figure
     return text
 
 

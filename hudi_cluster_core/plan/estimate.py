@@ -28,10 +28,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..config import catalogue
-from ..hashing.bloom_filter import BLOOM_FILTER_FOOTER_KEY
 from ..io.file_budget import FILL, ROLL_SLACK, BloomSizing
-from ..io.storage import in_parallel
-from .footer_stats import FooterReads, read_footer
+from .footer_stats import BaseFileFacts, FooterStats
 
 if TYPE_CHECKING:
     from ..io.storage import Storage
@@ -45,39 +43,11 @@ _ARROW_CODECS = {"uncompressed": "none"}  # a file's parquet metadata when no in
 
 
 @dataclass(frozen=True)
-class BaseFileFacts:
-    """A base file's size and footer facts: rows, column chunk bytes compressed and uncompressed, and its parquet
-    metadata's bytes (the footer less Hudi's bloom filter text)."""
-
-    size: int
-    rows: int
-    data_bytes: int
-    uncompressed_bytes: int
-    metadata_bytes: int
-
-
-@dataclass(frozen=True)
 class OutputEstimate:
     files: int
     bytes: int
     input_bytes: int  # base and log files, as stored
     log_files: int
-
-
-def base_file_facts(storage: Storage, path: str, size: int | None = None, reads: FooterReads | None = None) -> BaseFileFacts:
-    """The footer facts of the base file at ``path`` (``size``: its size as listed, when the caller knows it: then
-    one ranged read of the file's end)."""
-    size = storage.size(path) if size is None else size
-    metadata = read_footer(storage, path, size, reads)
-    data = uncompressed = 0
-    for g in range(metadata.num_row_groups):
-        row_group = metadata.row_group(g)
-        for c in range(row_group.num_columns):
-            chunk = row_group.column(c)
-            data += chunk.total_compressed_size
-            uncompressed += chunk.total_uncompressed_size
-    bloom = len((metadata.metadata or {}).get(BLOOM_FILTER_FOOTER_KEY.encode(), b""))
-    return BaseFileFacts(size, metadata.num_rows, data, uncompressed, max(0, size - data - bloom - 4))
 
 
 def bloom_sizing(settings) -> BloomSizing:
@@ -150,28 +120,31 @@ def estimate_output(bases: Sequence[BaseFileFacts], log_bytes: int, log_files: i
     return OutputEstimate(files, payload + files * footer(files), input_bytes, log_files)
 
 
-def estimate_slices(storage: Storage, slices: Iterable[FileSlice], target: int, bloom: BloomSizing,
+def estimate_slices(footers: FooterStats, slices: Iterable[FileSlice], target: int, bloom: BloomSizing,
                     columns: Sequence[str] = (), codec: str = "gzip") -> OutputEstimate:  # fmt: skip
-    """:func:`estimate_output` of a planned group's file slices, sorted by ``columns``."""
+    """:func:`estimate_output` of a planned group's file slices, sorted by ``columns``; the base files' footers
+    come from ``footers`` (the table's :func:`~.footer_stats.footer_stats_provider`: read once, concurrently, or
+    not again when the strategy read them for its statistics)."""
+    storage = footers.storage
     slices = list(slices)
-    paths = [storage.join(s.relative_path(s.base_file.name)) for s in slices if s.base_file]
-    sizes = [s.base_file_size for s in slices if s.base_file]
-    reads = FooterReads()  # footers read concurrently, each in one request
-    bases = in_parallel(lambda i: base_file_facts(storage, paths[i], sizes[i], reads), range(len(paths)))
+    files = [(storage.join(s.partition, s.base_file.name), s.base_file.size) for s in slices if s.base_file]
+    bases = footers.facts(files)
+    paths = [path for path, _ in files]
     logs = [log for s in slices for log in s.log_files]
     per_row = sorted_bytes_per_row(storage, paths, columns, codec)
     return estimate_output(bases, sum(s.log_files_size for s in slices), len(logs), target, bloom, per_row)
 
 
-def estimate_plan_group(storage: Storage, group: PlanGroup, target: int, bloom: BloomSizing,
+def estimate_plan_group(footers: FooterStats, group: PlanGroup, target: int, bloom: BloomSizing,
                         columns: Sequence[str] = (), codec: str = "gzip",
                         sizes: Mapping[str, int] | None = None) -> OutputEstimate:  # fmt: skip
     """:func:`estimate_output` of a stored plan's group (its files as the plan names them), sorted by ``columns``;
-    ``sizes``: the files' sizes as the plan was checked against the listing (else asked of storage)."""
+    ``sizes``: the files' sizes as the plan was checked against the listing (else asked of storage). A footer
+    the schedule read for this table object (its statistics, its estimate) is not read again."""
+    storage = footers.storage
     known = sizes or {}
     paths = [s.base_file for s in group.slices if s.base_file]
-    reads = FooterReads()
-    bases = in_parallel(lambda p: base_file_facts(storage, p, known.get(p), reads), paths)
+    bases = footers.facts([(p, known.get(p)) for p in paths])
     logs = [path for s in group.slices for path in s.log_files if not path.endswith(".cdc")]
     per_row = sorted_bytes_per_row(storage, paths, columns, codec)
     log_bytes = sum(known[p] if p in known else storage.size(p) for p in logs)

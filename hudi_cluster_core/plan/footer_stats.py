@@ -1,11 +1,14 @@
-"""Slice statistics from parquet footers only (no data pages read): what key-range and curve groupers need.
+"""What a plan needs of base files' parquet footers (no data pages read): slice statistics (what key-range and
+curve groupers need) and the sizes the output estimate works from (plan/estimate.py).
 
-Footers are read only when a strategy asks (``context.slice_stats``): size-based plans read none, the sizes come
-from the listing. The first slice a strategy asks about has every slice it may ask about next (those offered to
-its hook, :meth:`FooterStats.expect`) read with it, concurrently, on a pool of threads: a footer is a request or
-two to an object store, waited for, so reading them one after another would cost a round trip each. Each footer is
-read at most once per plan, in one ranged read of the file's end where the listing gave its size (opening the file
-would ask the store for its size first: a second round trip per footer).
+Footers are read only when a strategy asks (``context.slice_stats``) or a plan's output is estimated: size-based
+plans read none until their groups are estimated, the sizes come from the listing. The first slice a strategy
+asks about has every slice it may ask about next (those offered to its hook, :meth:`FooterStats.expect`) read
+with it, concurrently, on a pool of threads: a footer is a request or two to an object store, waited for, so
+reading them one after another would cost a round trip each. Each footer is read at most once per table object
+(:func:`footer_stats_provider`): the strategy's statistics, the schedule's estimate, a dry run's prediction and
+the files-per-query figures all read what the first of them read, in one ranged read of the file's end where the
+listing gave its size (opening the file would ask the store for its size first: a second round trip per footer).
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ import json
 import threading
 import weakref
 import zoneinfo
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..hashing.bloom_filter import BLOOM_FILTER_FOOTER_KEY
 from ..io.storage import Storage, in_parallel
 from ..table import FileSlice
 from .model import SliceStats
@@ -145,15 +150,58 @@ def read_footer(storage: Storage, path: str, size: int, reads: FooterReads | Non
         return pq.ParquetFile(handle).metadata
 
 
+@dataclass(frozen=True)
+class BaseFileFacts:
+    """A base file's size and footer facts: rows, column chunk bytes compressed and uncompressed, and its parquet
+    metadata's bytes (the footer less Hudi's bloom filter text). What the output estimate works from."""
+
+    size: int
+    rows: int
+    data_bytes: int
+    uncompressed_bytes: int
+    metadata_bytes: int
+
+
+@dataclass(frozen=True)
+class FileFooter:
+    """All a plan keeps of one base file's footer (the footer itself, bloom filter text and all, is not kept)."""
+
+    stats: SliceStats
+    facts: BaseFileFacts
+
+
+def _facts(metadata: pq.FileMetaData, size: int) -> BaseFileFacts:
+    data = uncompressed = 0
+    for g in range(metadata.num_row_groups):
+        row_group = metadata.row_group(g)
+        for c in range(row_group.num_columns):
+            chunk = row_group.column(c)
+            data += chunk.total_compressed_size
+            uncompressed += chunk.total_uncompressed_size
+    bloom = len((metadata.metadata or {}).get(BLOOM_FILTER_FOOTER_KEY.encode(), b""))
+    return BaseFileFacts(size, metadata.num_rows, data, uncompressed, max(0, size - data - bloom - 4))
+
+
+def read_file_footer(storage: Storage, path: str, size: int, reads: FooterReads | None = None) -> FileFooter:
+    """The statistics and estimate facts of the base file at ``path`` (``size`` bytes as listed), from one read of
+    its footer (:func:`read_footer`)."""
+    reads = reads or FooterReads()
+    metadata = read_footer(storage, path, size, reads)
+    return FileFooter(_slice_stats(metadata, reads), _facts(metadata, size))
+
+
 def read_footer_stats(storage: Storage, file_slice: FileSlice, reads: FooterReads | None = None) -> SliceStats:
     """Row count, record-key range and per-column (min, max) of ``file_slice``'s base file, from its footer."""
     if file_slice.base_file is None:
         return SliceStats()
     path = storage.join(file_slice.partition, file_slice.base_file.name)
-    metadata = read_footer(storage, path, file_slice.base_file.size, reads)
+    return read_file_footer(storage, path, file_slice.base_file.size, reads).stats
+
+
+def _slice_stats(metadata: pq.FileMetaData, reads: FooterReads) -> SliceStats:
     kv = {k.decode(): v.decode() for k, v in (metadata.metadata or {}).items()}
     columns: dict[str, tuple] = {}
-    wanted = (reads or FooterReads()).columns(metadata.schema)
+    wanted = reads.columns(metadata.schema)
     for group_index in range(metadata.num_row_groups):
         group = metadata.row_group(group_index)
         for index, name, timestamp in wanted:
@@ -169,15 +217,20 @@ def read_footer_stats(storage: Storage, file_slice: FileSlice, reads: FooterRead
 
 
 class FooterStats:
-    """``stats(slice) -> SliceStats``, cached; a slice not read yet is read together with every slice
-    :meth:`expect` named and not read yet, ``threads`` at a time."""
+    """``stats(slice) -> SliceStats``, cached by base file path with the file's :class:`BaseFileFacts`
+    (:meth:`facts`); a slice not read yet is read together with every slice :meth:`expect` named and not read yet,
+    ``threads`` at a time."""
 
     def __init__(self, storage: Storage, threads: int | None = None):
         self.storage, self.threads = storage, max(1, threads or FOOTER_THREADS)
         self.reads = FooterReads()
-        self._read: dict[FileSlice, SliceStats] = {}
+        self._read: dict[str, FileFooter] = {}  # base file path (as Storage.join gives it) -> its footer's facts
         self._expected: list[FileSlice] = []
         self._guard = threading.Lock()
+
+    def _path(self, file_slice: FileSlice) -> str:
+        assert file_slice.base_file is not None
+        return self.storage.join(file_slice.partition, file_slice.base_file.name)
 
     def expect(self, slices: Iterable[FileSlice]) -> None:
         """The slices a strategy may ask about next (those offered to its hook): read together with the first
@@ -186,24 +239,43 @@ class FooterStats:
             self._expected = [s for s in slices if s.base_file is not None]
 
     def __call__(self, file_slice: FileSlice) -> SliceStats:
+        if file_slice.base_file is None:
+            return SliceStats()
+        path = self._path(file_slice)
         with self._guard:
-            found = self._read.get(file_slice)
+            found = self._read.get(path)
             if found is not None:
-                return found
-            batch = [file_slice] + [s for s in self._expected if s not in self._read and s != file_slice]
+                return found.stats
+            batch = {path: file_slice.base_file.size}
+            for s in self._expected:
+                batch.setdefault(self._path(s), s.base_file_size)
             self._expected = []
-            self._read.update(self._read_all(batch))
-            return self._read[file_slice]
+            self._read_missing(batch)
+            return self._read[path].stats
 
     def read_all(self, slices: Iterable[FileSlice]) -> dict[FileSlice, SliceStats]:
         """The stats of ``slices``, reading the ones not read yet concurrently."""
         wanted = list(dict.fromkeys(slices))
         with self._guard:
-            self._read.update(self._read_all([s for s in wanted if s not in self._read]))
-            return {s: self._read[s] for s in wanted}
+            self._read_missing({self._path(s): s.base_file_size for s in wanted if s.base_file is not None})
+            return {s: self._read[self._path(s)].stats if s.base_file is not None else SliceStats() for s in wanted}
 
-    def _read_all(self, batch: list[FileSlice]) -> dict[FileSlice, SliceStats]:
-        return dict(zip(batch, in_parallel(lambda s: read_footer_stats(self.storage, s, self.reads), batch, self.threads)))
+    def facts(self, files: Sequence[tuple[str, int | None]]) -> list[BaseFileFacts]:
+        """The :class:`BaseFileFacts` of base files given as (path, size as listed or None: then asked of storage),
+        reading the ones not read yet concurrently."""
+        with self._guard:
+            self._read_missing(dict(files))
+            return [self._read[path].facts for path, _ in files]
+
+    def _read_missing(self, files: Mapping[str, int | None]) -> None:
+        """Read the footers of ``files`` (path -> size) not read yet; the caller holds the guard."""
+        batch = [(path, size) for path, size in files.items() if path not in self._read]
+
+        def read(file: tuple[str, int | None]) -> FileFooter:
+            path, size = file
+            return read_file_footer(self.storage, path, self.storage.size(path) if size is None else size, self.reads)
+
+        self._read.update(zip((path for path, _ in batch), in_parallel(read, batch, self.threads)))
 
 
 _PROVIDERS: weakref.WeakKeyDictionary[Storage, FooterStats] = weakref.WeakKeyDictionary()

@@ -8,7 +8,7 @@ output file groups, ``ceil(group bytes / target.file.max.bytes)`` (:meth:`SizeLi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, TypeVar
 
 from .limits import SizeLimits
 from .model import PlannedGroup
@@ -17,12 +17,48 @@ if TYPE_CHECKING:
     from ..table import FileSlice
 
 
+class _Ordered(Protocol):
+    def __lt__(self, other: Any, /) -> bool: ...
+    def __le__(self, other: Any, /) -> bool: ...
+
+
+Item = TypeVar("Item")
+Value = TypeVar("Value", bound=_Ordered)
+
+
 def slices_by_partition(slices: Iterable[FileSlice]) -> dict[str, list[FileSlice]]:
     """The slices of each partition, partitions in sorted order, slices in the order given."""
     grouped: dict[str, list[FileSlice]] = {}
     for file_slice in slices:
         grouped.setdefault(file_slice.partition, []).append(file_slice)
     return {partition: grouped[partition] for partition in sorted(grouped)}
+
+
+def overlapping_components(
+    items: Iterable[Item], span: Callable[[Item], tuple[Value, Value] | None],
+) -> list[list[Item]]:  # fmt: skip
+    """The items whose spans overlap, transitively: the connected components of "ranges overlap".
+
+    ``span(item)`` is the item's closed range ``(low, high)`` (e.g. a file's footer min/max on a column), or None
+    when it has none. Two ranges overlap when they share a value, an end included: ``(1, 5)`` and ``(5, 9)`` do.
+    Components come in order of their lowest value, each listing its items by ``(low, high)``, items of equal
+    range in the order given (so give them in a stable order, e.g. by file id, for the same plan on the same
+    input); items without a span come last, each a component of its own, in the order given. A sweep in value
+    order: O(n log n), ``span`` called once per item.
+    """
+    spans = [(item, span(item)) for item in items]
+    ranged = sorted(((item, found) for item, found in spans if found is not None), key=lambda pair: pair[1])
+    components: list[list[Item]] = []
+    reach: Value | None = None  # the highest value of the open component
+    for item, (low, high) in ranged:
+        if reach is not None and low <= reach:
+            components[-1].append(item)
+            if reach < high:
+                reach = high
+        else:
+            components.append([item])
+            reach = high
+    return components + [[item] for item, found in spans if found is None]
 
 
 class GroupCutter:

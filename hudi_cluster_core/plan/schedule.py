@@ -66,8 +66,9 @@ def _estimated(table: HudiTable, config, groups: list[PlannedGroup]) -> list[Pla
     target = config.target_file_max_bytes
     columns = list(parse_sort_columns(config.sort_columns)) if config.sort_columns else []
     codec = config.writer.parquet_compression_codec
+    footers = footer_stats_provider(table.storage)  # the strategy's: a footer it read for statistics is not read again
     return [
-        replace(g, num_output_file_groups=estimate_slices(table.storage, g.slices, target, bloom, columns, codec).files)
+        replace(g, num_output_file_groups=estimate_slices(footers, g.slices, target, bloom, columns, codec).files)
         if g.sized_by_target else g
         for g in groups
     ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..byte_units import human_bytes
 from ..table import HudiTable
 from .file_ranges import FileColumns, Source, read_file_columns
 from .overlap import RANGE_QUERY_FRACTION, expected_files, overlap_figures, positions
@@ -99,14 +100,6 @@ def build_report(table: HudiTable, columns: Sequence[str] | None = None, source:
     return LayoutReport(table.base_path, used, tuple(chosen_columns), tuple(partitions), spans)
 
 
-def _size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GB"
-
-
 def size_histogram(sizes: Sequence[int], bins: int = SIZE_BINS) -> list[tuple[int, int, int]]:
     """(low, high, files) of ``bins`` equal-width bins over the sizes (one bin when all are equal)."""
     if not sizes:
@@ -127,9 +120,9 @@ def report_text(report: LayoutReport, before: LayoutReport | None = None) -> str
     lines = [f"{report.base_path}: {len(report.partitions)} partition(s), ranges from {report.source}"]
     for p in report.partitions:
         lines.append(f"partition {p.partition or '(none)'}: {p.files} base file(s), {p.small_files} small, "
-                     f"{_size(sum(p.file_sizes))} in base files, {_size(p.log_bytes)} in log files")  # fmt: skip
+                     f"{human_bytes(sum(p.file_sizes))} in base files, {human_bytes(p.log_bytes)} in log files")  # fmt: skip
         for low, high, n in (b for b in size_histogram(p.file_sizes) if b[2]):
-            lines.append(f"  size {_size(low):>9} - {_size(high):>9}  {'#' * min(n, 60)} {n}")
+            lines.append(f"  size {human_bytes(low):>9} - {human_bytes(high):>9}  {'#' * min(n, 60)} {n}")
         for c in p.columns:
             was = earlier.get((p.partition, c.column))
 

@@ -6,6 +6,7 @@ import logging
 import time
 from dataclasses import dataclass, replace
 
+from ..byte_units import human_bytes
 from ..config import catalogue, strategy_params
 from ..config.sort_columns import parse_sort_columns
 from ..errors import PlanError
@@ -13,6 +14,7 @@ from ..failpoints import failpoint
 from ..write.base_file import ParquetOptions
 from ..plan.avro_plan import StoredPlan, read_plan
 from ..plan.estimate import OutputEstimate, bloom_sizing, estimate_plan_group
+from ..plan.footer_stats import footer_stats_provider
 from ..plan.stored_settings import settings_in_effect, split_stored
 from ..plan.validate import validate_plan
 from ..plugins import StrategyRegistry, call_hook
@@ -110,13 +112,14 @@ def plan_estimates(table: HudiTable, plan: StoredPlan, config, registry: Strateg
     columns = own_params.get(catalogue.SORT_COLUMNS)
     names = list(parse_sort_columns(columns)) if columns else []
     codec = str(catalogue.read(settings, catalogue.PARQUET_COMPRESSION_CODEC))
-    estimates = [estimate_plan_group(table.storage, group, target, bloom_sizing(settings), names, codec, plan.file_sizes)
+    footers = footer_stats_provider(table.storage)  # the schedule's, when it ran in this process: no footer read again
+    estimates = [estimate_plan_group(footers, group, target, bloom_sizing(settings), names, codec, plan.file_sizes)
                  for group in plan.groups]  # fmt: skip
     execution = registry.resolve("execution", plan.execution_class, config_key="plan strategy.strategyClassName")
     line = (f"execution {plan.execution_class}, sort columns {columns or 'none'}, layout {_layout(execution, settings)}, "
-            f"target {target / 2**20:.2f} MiB; predicted {sum(e.files for e in estimates)} file(s), "
-            f"{sum(e.bytes for e in estimates) / 2**20:.2f} MiB from {sum(e.input_bytes for e in estimates) / 2**20:.2f} "
-            f"MiB ({sum(e.log_files for e in estimates)} log file(s))")  # fmt: skip
+            f"target {human_bytes(target)}; predicted {sum(e.files for e in estimates)} file(s), "
+            f"{human_bytes(sum(e.bytes for e in estimates))} from {human_bytes(sum(e.input_bytes for e in estimates))} "
+            f"({sum(e.log_files for e in estimates)} log file(s))")  # fmt: skip
     return estimates, line
 
 

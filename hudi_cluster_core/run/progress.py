@@ -24,6 +24,7 @@ from typing import IO, Any
 
 from pyspark.accumulators import AccumulatorParam
 
+from ..byte_units import human_bytes
 from .progress_channel import ProgressListener
 
 log = logging.getLogger(__name__)
@@ -62,14 +63,6 @@ class Snapshot:
         if self.fraction >= 1.0:
             return 0.0
         return self.elapsed_s * (1 - self.fraction) / self.fraction if self.fraction > 0 else None
-
-
-def human_bytes(size: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size} B"  # not reached
 
 
 def describe(label: str, snap: Snapshot) -> str:

@@ -9,7 +9,8 @@ bloom index range pruning) opens fewer files. A component larger than the cap is
 from __future__ import annotations
 
 from hudi_cluster_core.sdk import (
-    GroupCutter, PlannedGroup, PlanStrategy, SizeLimits, finalize_groups, hookimpl, keys, slices_by_partition,
+    GroupCutter, PlannedGroup, PlanStrategy, SizeLimits, finalize_groups, hookimpl, keys, overlapping_components,
+    slices_by_partition,
 )  # fmt: skip
 
 
@@ -37,18 +38,9 @@ def group_by_key_range(slices, stats, limits: SizeLimits) -> list[PlannedGroup]:
 
     groups = []
     for members in slices_by_partition(slices).values():
-        components: list[list] = []
-        reach = None
-        for s in sorted(members, key=lambda s: (*key_range(s), s.file_id)):
-            low, high = key_range(s)
-            if components and reach is not None and low <= reach:
-                components[-1].append(s)
-                reach = max(reach, high)
-            else:
-                components.append([s])
-                reach = high
         cutter = GroupCutter(limits)
-        for component in components:
+        # equal ranges by file id: the same plan for the same slices, in whatever order they come
+        for component in overlapping_components(sorted(members, key=lambda s: s.file_id), key_range):
             if cutter.would_pass_cap(sum(limits.slice_size(s) for s in component)):
                 cutter.close()  # a component that fits whole starts a group of its own
             for s in component:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from hudi_cluster_core.sdk import (
     FileRanges, GroupCutter, PlannedGroup, PlannedRewrite, PlanStrategy, SizeLimits, column_names, finalize_groups,
-    hookimpl, keys, predict_files_per_query, slices_by_partition,
+    hookimpl, keys, overlapping_components, predict_files_per_query, slices_by_partition,
 )  # fmt: skip
 
 NAME = "overlap-aware"
@@ -40,19 +40,9 @@ def column_range(stats, column: str):
 
 
 def overlap_components(members, ranges) -> list[list]:
-    """Slices whose ranges overlap, transitively, in value order; slices without a range last, each alone."""
-    with_range = sorted((s for s in members if ranges(s) is not None), key=lambda s: (*ranges(s), s.file_id))
-    components: list[list] = []
-    reach = None
-    for s in with_range:
-        low, high = ranges(s)
-        if components and reach is not None and low <= reach:
-            components[-1].append(s)
-            reach = max(reach, high)
-        else:
-            components.append([s])
-            reach = high
-    return components + [[s] for s in members if ranges(s) is None]
+    """Slices whose ranges overlap, transitively, in value order (equal ranges by file id); slices without a
+    range last, each alone."""
+    return overlapping_components(sorted(members, key=lambda s: s.file_id), ranges)
 
 
 def group_overlapping(slices, stats, limits: SizeLimits, column: str) -> list[PlannedGroup]:
