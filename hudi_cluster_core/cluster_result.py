@@ -102,7 +102,6 @@ def plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message, st
                  registry) -> ClusterResult:
     """A plan's effect, before anything is executed: what it replaces, and the output files and bytes the one
     estimate predicts (the estimate its numOutputFileGroups came from)."""
-    from .report.plan_effect import predicted_files_per_query
     from .run.execute import plan_estimates
 
     layout = config.layout_optimize_strategy
@@ -120,7 +119,7 @@ def plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message, st
         files_added=FileSizes(sum(g["output_file_count"] for g in groups)), files_removed=removed,
         partitions_clustered=len(effects), files_considered=considered, files_skipped=max(0, considered - inputs),
         bytes_read=removed.total_bytes or 0, duration_s=durations(plan=elapsed, total=elapsed),
-        files_per_query=tuple(q.to_json() for q in _figures(predicted_files_per_query, table, plan, layout)),
+        files_per_query=tuple(q.to_json() for q in _figures(_predicted_files_per_query, table, plan, layout)),
     )  # fmt: skip
 
 
@@ -128,10 +127,9 @@ def executed_result(table, plan, config, registry, spark, parallelism, heartbeat
                     timing) -> ClusterResult:  # fmt: skip
     """Runs ``plan`` (``run.execute``) and says what it did: the figures of written files and rows are the committed write stats'.
     ``timing``: when the run started and finished planning (``time.monotonic()``), and the session's start (s)."""
-    from .report.plan_effect import predicted_files_per_query
     from .run.execute import execute_plan
 
-    predicted = _figures(predicted_files_per_query, table, plan, config.layout_optimize_strategy)
+    predicted = _figures(_predicted_files_per_query, table, plan, config.layout_optimize_strategy)
     removed = FileSizes.of(input_file_sizes(table, plan))  # before the commit marks them replaced
     considered = len(table.view().latest_file_slices())
     slots = parallelism or int(spark.sparkContext.defaultParallelism)
@@ -165,9 +163,17 @@ def _figures(compute, *args):
     """Files-per-query figures, or none when a footer can't be read: a figure never fails a plan or a run."""
     try:
         return compute(*args)
-    except (OSError, ValueError) as exc:  # pyarrow's invalid-file errors are ValueErrors
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # pyarrow's invalid-file errors are ValueErrors
         log.warning("files per query not computed (%s)", " ".join(str(exc).split())[:300])
         return []
+
+
+def _predicted_files_per_query(table, plan, layout):
+    """The dry run's files per query after the plan, the curve layouts simulated with the writer's own curve."""
+    from .report.plan_effect import predicted_files_per_query
+    from .run.curve_prediction import curve_order
+
+    return predicted_files_per_query(table, plan, layout, curve_order(table, plan, layout))
 
 
 def _measured_or_predicted(predicted, table, plan):

@@ -8,7 +8,8 @@ retries it. ``HUDI_CLUSTER_CORRUPT=<how>[:<column>]@<key>`` alters the row of re
 first row of the first rows written) on its way to the parquet writer, once per process (``value``: its
 ``<column>`` changed; ``move``: its ``<column>`` swapped with another row's; ``drop``: the row left out;
 ``duplicate``: written twice), so tests can prove the rewrite check (run/digest.py) stops it. Without the
-variables every call is three dictionary lookups and nothing else.
+variables every call is three dictionary lookups and nothing else. ``HUDI_CLUSTER_FAILPOINT_SKIP=<n>`` lets the
+driver pass its failpoint n times before it kills there (the second instant of a partial-progress run, say).
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ from typing import Any
 
 ENV = "HUDI_CLUSTER_FAILPOINT"
 PID_ENV = "HUDI_CLUSTER_FAILPOINT_PID"
+# "<n>": the first n times a process passes the failpoint it goes on, then it kills: a point of a later instant of
+# a partial-progress run. Counted per process, so meant for the driver's points (a Spark task's workers each count
+# their own).
+SKIP_ENV = "HUDI_CLUSTER_FAILPOINT_SKIP"
+_passed = 0
 PAUSE_ENV = "HUDI_CLUSTER_PAUSE"  # "<point>=<seconds>": sleep there (race tests hold a run mid-way)
 # "<point>": raise there in the first attempt of every Spark task (Spark then retries it: retry tests)
 FAIL_FIRST_ATTEMPT_ENV = "HUDI_CLUSTER_FAIL_FIRST_ATTEMPT"
@@ -49,8 +55,12 @@ def arm_driver() -> None:
 
 
 def failpoint(name: str) -> None:
+    global _passed
     if os.environ.get(ENV) == name:
-        os.kill(int(os.environ.get(PID_ENV, os.getpid())), signal.SIGKILL)
+        if _passed < int(os.environ.get(SKIP_ENV) or 0):
+            _passed += 1
+        else:
+            os.kill(int(os.environ.get(PID_ENV, os.getpid())), signal.SIGKILL)
     pause = os.environ.get(PAUSE_ENV)
     if pause and pause.partition("=")[0] == name:
         time.sleep(float(pause.partition("=")[2] or 5))

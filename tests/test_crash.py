@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from hudi_cluster_core.api import cluster
-from hudi_cluster_core.failpoints import ENV, POINTS
+from hudi_cluster_core.failpoints import ENV, POINTS, SKIP_ENV
 from hudi_cluster_core.table import load_table
 from hudi_cluster_core.table.naming import parse_base_file
 from hudi_cluster_core.writer.append import append
@@ -21,10 +21,13 @@ from tests.support.apache_hudi import read_hudi_snapshot, small_file_rows
 from tests.support.readers import assert_same_rows, read_hudi_rs
 
 
-def run_cli(base, *extra, failpoint=None):
+def run_cli(base, *extra, failpoint=None, skip=0):
+    """``skip``: the driver passes ``failpoint`` that many times before it is killed there."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HUDI_CLUSTER_FAILPOINT")}
     if failpoint:
         env[ENV] = failpoint
+    if skip:
+        env[SKIP_ENV] = str(skip)
     command = [sys.executable, "-m", "hudi_cluster_core.cli", "run", "--base-path", base, "--mode", "scheduleAndExecute",
                "--spark-master", "local[2]", "--hoodie-conf", "hoodie.clustering.plan.strategy.sort.columns=c_int",
                "--json", *extra]  # fmt: skip

@@ -58,6 +58,36 @@ def test_predicted_linear_rewrite_of_overlapping_files_leaves_one_file_per_point
     assert figures.range_after < figures.range_before
 
 
+def _writer_curve(layout: str):
+    """The writer's own curve order on sample values (what the driver hands the prediction)."""
+    import pyarrow.compute as pc
+
+    from hudi_cluster_core.sort.curves import sort_key_table
+
+    def order(samples):
+        keys = sort_key_table(pa.table(dict(samples)), list(samples), layout)
+        return pc.sort_indices(keys, sort_keys=[(k, "ascending") for k in keys.column_names]).to_numpy()
+
+    return order
+
+
+@pytest.mark.parametrize("layout", ["z-order", "hilbert"])
+def test_predicted_curve_rewrite_splits_inputs_that_all_span_one_box(layout):
+    """Rows appended at random: every input spans the whole x-y square. A curve cuts the square into regions, so
+    each output spans part of it on each column (ordering whole inputs would make every output span it all)."""
+    files = {i: FileRanges("p", 1000, {"x": (0, 1 << 20), "y": (0, 1 << 20)}) for i in range(16)}
+    for curve in (None, _writer_curve(layout)):  # ranks of the samples, then Hudi's own curve bits
+        figures = predict_files_per_query(files, [PlannedRewrite(tuple(range(16)), 4)], ["x", "y"], layout,
+                                          curve_order=curve)  # fmt: skip
+        assert [f.column for f in figures] == ["x", "y"]
+        for f in figures:
+            assert f.point_before == pytest.approx(16.0)
+            # 4 outputs along a 2-d curve: the square in quadrants, each column halved: a point meets 2 files (the
+            # samples' cut points fall near, not on, the quadrants' edges); whole inputs in curve order gave 4
+            assert f.point_after == pytest.approx(2.0, abs=0.25), (layout, curve, f)
+            assert f.point_after <= f.range_after < 2.5
+
+
 @pytest.fixture(scope="module")
 def table(tmp_path_factory) -> tuple[str, list[str]]:
     """(path, instants): 4 appends of 40 rows to 2 partitions, each commit a file per partition whose 'amount'

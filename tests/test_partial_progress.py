@@ -1,20 +1,25 @@
 """Partial progress (issue 23, item 5): ``hoodie.clustering.partial.progress.max.groups=1`` splits a plan into one
-instant per group, each committed as soon as it is written. The driver is SIGKILLed between two instants (after
-the first committed, the others scheduled together and pending); the rerun rewrites only what was not committed,
-Apache Hudi and hudi-rs read every row once, and Apache Hudi accepts the timeline (its metadata table validator
-and an upsert by Apache Hudi's writer after). The crash test runs real Spark in two processes (~3 minutes on two
-busy cores): ``make soak`` runs it (``HUDI_PARTIAL_CRASH=1``); ``make test`` checks the split plan only."""
+instant per group, each committed as soon as it is written.
+
+``make test``: the split plan, and two real crashes (a CLI process with Spark, SIGKILLed, ~20 s each): right after
+the first instant committed, and inside the second (its files written, not committed). The rerun rolls a killed
+instant back and runs it again, then the rest, rewriting only what was not committed; Apache Hudi and hudi-rs
+read every row once throughout.
+``make soak`` (``HUDI_PARTIAL_CRASH=1``, ~3 minutes on two busy cores) adds the crash between two instants with
+Apache Hudi's metadata table validator and an upsert by Apache Hudi's writer after."""
 
 from __future__ import annotations
 
 import os
 import signal
 
+import pytest
+
 from hudi_cluster_core.api import cluster
 from hudi_cluster_core.table import load_table
 from tests.support.apache_hudi import hudi_upsert, make_updates, read_hudi_snapshot, small_file_rows
 from tests.support.readers import assert_same_rows, read_hudi_rs
-from tests.test_crash import make_table, run_cli
+from tests.test_crash import files_of_uncommitted_instants, make_table, run_cli
 from tests.test_shapes import validate_metadata_table
 
 PARTIAL = "hoodie.clustering.partial.progress.max.groups"
@@ -41,6 +46,45 @@ def replaced_file_ids(base, instant):
     table = load_table(base)
     return {fid for group in table.timeline.clustering_plan(instant)["clusteringPlan"]["inputGroups"]
             for s in group["slices"] for fid in [s["fileId"]]}  # fmt: skip
+
+
+@pytest.mark.parametrize("point, skip, killed_inside", [
+    ("after-partial-instant", 0, False),  # right after the first instant committed: the others not started
+    ("after-tasks", 1, True),  # in the second instant, its files written, not committed; the third not started
+])  # fmt: skip
+def test_a_crash_keeps_what_was_committed_and_the_rerun_does_only_the_rest(spark, tmp_path, point, skip, killed_inside):
+    base = str(tmp_path / "t")
+    make_table(base, 9)  # three partitions: three groups, so three instants of one group each
+    before_rs, before_hudi = read_hudi_rs(base), read_hudi_snapshot(spark, base)
+
+    crashed = run_cli(base, "--hoodie-conf", f"{PARTIAL}=1", failpoint=point, skip=skip)
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr[-2000:]
+    timeline = load_table(base).timeline
+    [committed] = [i.time for i in timeline.completed() if i.action == "replacecommit"]
+    pending = sorted(i.time for i in timeline.pending_clustering)
+    states = [timeline.get(t).state.name for t in pending]
+    assert len(pending) == 2 and pending[0] > committed, (committed, pending)  # scheduled together, after the first
+    assert states == (["INFLIGHT", "REQUESTED"] if killed_inside else ["REQUESTED", "REQUESTED"]), states
+    # files of the killed instant are on storage (it was killed inside it), none of an instant not started
+    assert bool(files_of_uncommitted_instants(base)) == killed_inside
+    assert_same_rows(before_rs, read_hudi_rs(base), labels=("before", "crash (hudi-rs)"))
+    assert_same_rows(before_hudi, read_hudi_snapshot(spark, base), labels=("before", "crash (hudi)"))
+
+    kept = load_table(base).view().latest_file_slices()
+    first_outputs = {s.file_id for s in kept if s.base_file and s.base_file.name.endswith(f"{committed}.parquet")}
+    assert first_outputs
+    # --retry-last-failed-clustering-job: a killed instant is rolled back (its files removed) and run again
+    result = cluster(base, "scheduleAndExecute", {PARTIAL: "1"}, spark=spark, retry_last_failed_clustering_job=True)
+    assert result.instant_time == pending[0], "the pending instants were not run under their own times"
+    timeline = load_table(base).timeline
+    assert sorted(i.time for i in timeline.completed() if i.action == "replacecommit") == [committed, *pending]
+    assert timeline.pending_clustering == []
+    rewritten = {fid for group in result.groups for fid in group["input_file_ids"]}
+    assert not rewritten & first_outputs, "the rerun rewrote files the committed instant wrote"
+    assert rewritten == replaced_file_ids(base, pending[0]) | replaced_file_ids(base, pending[1])
+    assert files_of_uncommitted_instants(base) == [], "the killed instant's partial files stayed behind"
+    assert_same_rows(before_rs, read_hudi_rs(base), labels=("before", "after rerun (hudi-rs)"))
+    assert_same_rows(before_hudi, read_hudi_snapshot(spark, base), labels=("before", "after rerun (hudi)"))
 
 
 def soak_test_a_crash_between_instants_loses_nothing_committed_and_the_rerun_does_the_rest(spark, tmp_path):

@@ -10,7 +10,7 @@ from ..plan.avro_plan import StoredPlan
 from ..plan.footer_stats import footer_stats_provider
 from ..table import FileGroupId, HudiTable
 from .overlap import RANGE_QUERY_FRACTION, expected_files, positions
-from .predict import FileRanges, PlannedRewrite, QueryFiles, predict_files_per_query
+from .predict import CurveOrder, FileRanges, PlannedRewrite, QueryFiles, predict_files_per_query
 
 
 def _sort_columns(plan: StoredPlan) -> list[str]:
@@ -30,16 +30,18 @@ def _file_ranges(table: HudiTable, partitions: set[str], columns: Sequence[str])
     return files
 
 
-def predicted_files_per_query(table: HudiTable, plan: StoredPlan, layout: str = "LINEAR") -> list[QueryFiles]:
+def predicted_files_per_query(table: HudiTable, plan: StoredPlan, layout: str = "LINEAR",
+                              curve_order: CurveOrder | None = None) -> list[QueryFiles]:  # fmt: skip
     """The plan's effect on files per query, by :func:`.predict.predict_files_per_query`; [] without sort columns
-    (a rewrite without a sort keeps every range as wide as its group's)."""
+    (a rewrite without a sort keeps every range as wide as its group's). ``curve_order``: the layout's curve on
+    sample values (the writer's sort keys), for z-order and Hilbert."""
     columns = _sort_columns(plan)
     if not columns or not plan.groups:
         return []
     files = _file_ranges(table, {g.partition for g in plan.groups}, columns)
     groups = [PlannedRewrite(tuple(FileGroupId(g.partition, s.file_id) for s in g.slices), g.num_output_file_groups)
               for g in plan.groups]  # fmt: skip
-    return predict_files_per_query(files, groups, columns, layout)
+    return predict_files_per_query(files, groups, columns, layout, curve_order=curve_order)
 
 
 def _measured(files: dict[Hashable, FileRanges], column: str) -> tuple[float, float, int]:
