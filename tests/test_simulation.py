@@ -156,3 +156,27 @@ def test_a_schedule_given_up_leaves_no_actor_behind(monkeypatch):
     assert not [t for t in threading.enumerate() if t.name.startswith("sim-")]
     after = run_schedule(5)  # nothing of the given-up schedule reaches the next one's store
     assert (after.steps, after.operations, after.problems) == (before.steps, before.operations, before.problems)
+
+
+def test_the_cleaner_retains_from_the_earliest_pending_instant(tmp_path):
+    """Hudi's earliest commit to retain: the last completed commit (``RETAINED`` = 1), unless an instant of the
+    commits timeline is still pending; then the last completed before it, and the slices it may read are kept."""
+    from hudi_cluster_core.table import load_table
+    from hudi_cluster_core.writer.append import append
+    from hudi_cluster_core.writer.instant import begin_commit
+    from tests.sim.cleaner import RETAINED, earliest_commit_to_retain
+    from tests.sim.simulation import initial_rows
+
+    assert RETAINED == 1
+    base = str(tmp_path / "t")
+    args = {"table_name": "sim", "record_key": "id", "partition_field": "region", "precombine_field": "ts"}
+    append(base, initial_rows(0), **args)
+    assert earliest_commit_to_retain(load_table(base).timeline) is None  # one completed commit: nothing to clean
+    append(base, initial_rows(1), **args)
+    first, second = (i.time for i in load_table(base).timeline.completed())
+    assert earliest_commit_to_retain(load_table(base).timeline) == second
+    pending = begin_commit(load_table(base), "UPSERT")  # a write in flight, read before the next one completes
+    append(base, initial_rows(2), **args)
+    timeline = load_table(base).timeline
+    assert [i.time for i in timeline.pending()] == [pending] and len(timeline.completed()) == 3
+    assert earliest_commit_to_retain(timeline) == second  # not the third: the pending write may read second's files

@@ -20,7 +20,8 @@ The metadata table (MDT), when the table has one (``mdt.commit``, shared with ou
   an MDT this code can't read or write.
 
 Completing is exclusive: under the timeline lock the run checks that the instant is still pending and that its
-heartbeat is still this run's. A second attempt to complete an instant fails with one line, after deleting the
+heartbeat is still this run's, and that every file it wrote still has its marker (no rollback of the instant
+deleted them while it worked). A second attempt to complete an instant fails with one line, after deleting the
 files it wrote (they carry ``T`` and would otherwise become visible once ``T`` is complete). Then it checks that
 no writer reached its input file groups since the plan was made (``run.conflicts``): if one did, the writer wins,
 the run stops with :class:`~hudi_cluster_core.errors.WriteConflict` and its instant is rolled back.

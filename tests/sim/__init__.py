@@ -15,8 +15,9 @@ seeded scheduler, with crashes and storage faults injected, and the table checke
 * ``checks.py``: the invariants, read from the files by Apache Hudi's rules; ``simulation.py``: one schedule;
 * ``shrink.py``: a failure made minimal, printed as ``seed=N`` and a replay.
 
-Not simulated (left for later): the cleaning of older versions of live file groups, the metadata table's
-compaction, the ``duplicate`` update strategy (a consistent-bucket writer), and Hudi's file-system lock provider.
+Not simulated (left for later): the metadata table's compaction, the ``duplicate`` update strategy (a
+consistent-bucket writer), and Hudi's file-system lock provider. The cleaner applies Hudi's whole
+``KEEP_LATEST_COMMITS`` rule (the earliest pending instant's limit, older versions of live file groups).
 
 Run ``python -m tests.sim run COUNT [FIRST_SEED]`` for a campaign, ``python -m tests.sim replay SEED 'STEPS'``
 to replay one (``tests/test_simulation.py`` is the one in ``make test``; ``make soak`` runs 100,000).
