@@ -49,6 +49,16 @@ file group at all, took the keys it updated for new ones and wrote them again be
 Hudi's writer requests its instant before it reads the table, and its cleaner retains from the earliest pending
 instant; ours reads first, so it now begins its instant only if no clean began since its read (else it reads the
 table again).
+
+seed=5641 (storage-lock schedule; ``replay 5641`` at the code of its day, shrunk to 258 steps with ``beats-fail``
+and ``freeze`` faults, no clock jump): a run claimed a planned clustering, then its heartbeat refreshes failed;
+another run took the instant over, went inflight and wrote its files; the first went on into its execution, found
+the instant inflight, took it for a dead run's leftovers and rolled it back, then executed it again; the other
+committed, its heartbeat intact, naming the files that rollback had deleted. The heartbeat fix of seed 15695 did
+not cover it (execution rolled back an inflight instant without looking at the heartbeat). A run now executes only
+while its heartbeat names it, and a commit refuses once a marker of its files is gone: a rollback deletes the
+files and then the marker folder under the timeline lock the commit holds, so no heartbeat race (a refresh's stale
+write landing after a takeover) can make a commit name files a rollback deleted.
 """
 
 from __future__ import annotations
@@ -69,7 +79,7 @@ from hudi_cluster_core.table.ownership import Heartbeat
 from hudi_cluster_core.table.storage_lock import CLOCK_DRIFT_MS, StorageLock, now_ms
 from hudi_cluster_core.writer.append import append
 from tests.support.readers import assert_same_rows, read_hudi_rs
-from tests.support.runs import error_lines, make_append_table, wait_for
+from tests.support.runs import error_lines, finish, make_append_table, wait_for
 from tests.test_storage_lock import BUCKET, _finish, _held_for_a_while, _lock_json, _run, s3  # noqa: F401 (s3: fixture)
 
 ARGS = {"table_name": "finding", "record_key": "id", "partition_field": "region", "precombine_field": "ts",
@@ -388,4 +398,87 @@ def test_an_upsert_that_read_the_table_before_a_clustering_and_a_clean_writes_no
     assert len(reads) == 2 and (summary["updates"], summary["inserts"]) == (4, 0), summary
     expected = {f"k{n:03d}": 50 if n < 4 else n // 4 * 4 for n in range(12)} | {f"k{n}": 100 for n in range(100, 104)}
     assert sorted((r["id"], r["ts"]) for r in _all_rows(base)) == sorted(expected.items())
+    assert table_problems(base) == []
+
+
+def _stalled_claimer(base: str, instant: str) -> subprocess.Popen:
+    """A clustering run in its own process that claims ``instant``, prints its heartbeat's body, and is held up
+    (reading its stdin) before it executes, its heartbeat no longer refreshed (cut off from the store, or paused:
+    a SIGSTOP could land between a refresh's read and its write, which then takes the heartbeat back at SIGCONT);
+    told to go on, it executes as ``execute_plan`` does and is killed right after the instant is inflight (the
+    failpoint: what it would do next does not matter here)."""
+    script = textwrap.dedent(f"""
+        import sys
+        from hudi_cluster_core.config.load import load_config
+        from hudi_cluster_core.plugins import default_registry
+        from hudi_cluster_core.run.execute import execute_plan, load_stored_plan
+        from hudi_cluster_core.run.recovery import Ownership, claim
+        from hudi_cluster_core.table import load_table
+        table = load_table({base!r})
+        heartbeat = claim(table, {instant!r}, Ownership(1000, 2, 60000))
+        heartbeat.stop(delete=False)
+        print(table.storage.read_bytes(heartbeat.path).decode(), flush=True)
+        sys.stdin.readline()
+        table = table.reload()
+        config = load_config(None, [], {{"hoodie.clustering.plan.strategy.sort.columns": "c_int"}})
+        execute_plan(table, load_stored_plan(table, {instant!r}), config, default_registry(), None, parallelism=1,
+                     heartbeat=heartbeat)
+    """)  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HUDI_CLUSTER_")}
+    env["HUDI_CLUSTER_FAILPOINT"] = "after-inflight"
+    return subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+
+
+def test_a_run_held_up_after_its_claim_never_undoes_the_run_that_took_over(tmp_path):
+    """Seed 5641 (storage-lock schedule, ``replay 5641`` on the code of its day, 258 steps): run c1 claimed a
+    planned clustering and was held up before executing it, past its heartbeat's expiry; c2 claimed it, went
+    inflight and wrote its files; c1 went on, found the instant inflight, took that for a dead run's leftovers and
+    rolled it back (c2's files deleted), then executed it again; c2 committed, naming the deleted files: the
+    replaced file groups' rows gone. A run now executes only while its heartbeat is still its own, and a commit
+    refuses once a marker of its files is gone (a rollback deleted them). The second guard is reached by a second
+    held-up run whose heartbeat refresh raced the takeover: its stale write made the heartbeat name it while it
+    rolled back, and the new owner's own delayed write named that owner again by its commit."""
+    from hudi_cluster_core.api import cluster
+    from tests.support.runs import inflight_clustering, start_cli, table_problems
+
+    base = make_append_table(str(tmp_path / "t"))
+    rows_before = sorted((r["id"], r["ts"]) for r in _all_rows(base))
+    cluster(base, "schedule", {"hoodie.clustering.plan.strategy.sort.columns": "c_int"})
+    instant = load_table(base).timeline.pending_clustering[0].time
+    heartbeat = Path(base) / ".hoodie" / ".heartbeat" / instant
+    first = second = taker = None
+    try:
+        held = []
+        for _ in range(2):  # each claims in turn, once the one before is held up past its heartbeat's expiry
+            held.append(_stalled_claimer(base, instant))
+            held[-1].stdout.readline()
+            own_beat = heartbeat.read_bytes()
+            time.sleep(2.5)  # past 1 s x 2 misses
+        first, second = held
+        taker = start_cli(base, *HEARTBEAT_CONF, "--instant-time", instant, mode="execute", pause="after-tasks=6")
+        wait_for(lambda: inflight_clustering(base) and _new_files(base, instant), 300, "the taker's files")
+        os.kill(taker.pid, signal.SIGSTOP)  # inside its pause: between its tasks and its commit
+        time.sleep(1.0)  # its tasks' writes land (they run in Spark's workers)
+        taker_beat = heartbeat.read_bytes()
+
+        _, err = first.communicate("go\n", timeout=120)
+        assert first.returncode == 1 and "another run took it over" in err, (first.returncode, err[-2000:])
+        assert _new_files(base, instant), "the first run deleted nothing"
+
+        heartbeat.write_bytes(own_beat)  # a stale refresh of the second run lands after the takeover
+        second.communicate("go\n", timeout=120)
+        assert second.returncode == -signal.SIGKILL, "it rolled the taker's files back and went inflight again"
+        heartbeat.write_bytes(taker_beat)  # and the taker's own delayed refresh lands after that
+    finally:
+        if taker is not None:
+            os.kill(taker.pid, signal.SIGCONT)
+        for process in (p for p in (first, second) if p is not None and p.poll() is None):
+            process.kill()
+    code, _, err = finish(taker)
+    lines = error_lines(err)
+    assert code != 0 and len(lines) == 1 and "rolled it back while this run worked" in lines[0], err[-3000:]
+    timeline = load_table(base).timeline
+    assert not [i for i in timeline.completed() if i.time == instant]
+    assert sorted((r["id"], r["ts"]) for r in _all_rows(base)) == rows_before
     assert table_problems(base) == []

@@ -88,7 +88,7 @@ def test_the_seeds_that_found_bugs_pass():
     """The seeds whose schedules found bugs (``tests/test_sim_findings.py`` replays each for real). Their exact
     interleavings were recorded on the code of their day; since then actors were added, so each seed now draws
     another schedule, run here whole."""
-    for seed in (0, 2, 47, 57, 310, 449, 1212, 3713, 10891, 10990, 11948, 13023, 15695):
+    for seed in (0, 2, 47, 57, 310, 449, 1212, 3713, 5641, 7113, 10891, 10990, 11948, 13023, 15695):
         outcome = run_schedule(seed)
         assert not outcome.failed, (seed, outcome.problems)
 
@@ -108,12 +108,13 @@ def test_an_actor_goes_on_while_its_heartbeat_refreshes_fail(monkeypatch):
     assert not outcome.failed, outcome.problems
 
 
-def test_storage_lock_schedules_take_hudis_lease_and_flock_ones_do_not(monkeypatch):
+def test_lock_provider_schedules_take_hudis_lock_and_flock_ones_do_not(monkeypatch):
+    """Storage-lock schedules take Hudi's lease, file-system-lock ones its lock file (created, then deleted)."""
     operations = []
     done = World.do
     monkeypatch.setattr(World, "do", lambda self, op, path, action: (operations.append((op, path)), done(self, op, path, action))[1])
     by_mode = {}
-    for seed in range(12):
+    for seed in range(30):
         by_mode.setdefault(Plan.from_seed(seed).lock_mode, seed)
     for mode, seed in sorted(by_mode.items()):
         operations.clear()
@@ -121,7 +122,10 @@ def test_storage_lock_schedules_take_hudis_lease_and_flock_ones_do_not(monkeypat
         assert not outcome.failed, (seed, outcome.problems)
         on_lease = {op for op, path in operations if path.endswith(".hoodie/.locks/table_lock.json")}
         assert on_lease == ({"read", "create", "put-if-match"} if mode == "storage" else set()), (mode, on_lease)
-    assert set(by_mode) == {"flock", "storage"}
+        on_lock_file = {op for op, path in operations if path.endswith(".hoodie/lock")}
+        assert on_lock_file >= ({"create", "delete"} if mode == "filesystem" else set()), (mode, on_lock_file)
+        assert mode == "filesystem" or not on_lock_file, (mode, on_lock_file)
+    assert set(by_mode) == {"flock", "storage", "filesystem"}
 
 
 def test_one_file_read_as_read_table_reads(tmp_path):
@@ -156,3 +160,27 @@ def test_a_schedule_given_up_leaves_no_actor_behind(monkeypatch):
     assert not [t for t in threading.enumerate() if t.name.startswith("sim-")]
     after = run_schedule(5)  # nothing of the given-up schedule reaches the next one's store
     assert (after.steps, after.operations, after.problems) == (before.steps, before.operations, before.problems)
+
+
+def test_the_cleaner_retains_from_the_earliest_pending_instant(tmp_path):
+    """Hudi's earliest commit to retain: the last completed commit (``RETAINED`` = 1), unless an instant of the
+    commits timeline is still pending; then the last completed before it, and the slices it may read are kept."""
+    from hudi_cluster_core.table import load_table
+    from hudi_cluster_core.writer.append import append
+    from hudi_cluster_core.writer.instant import begin_commit
+    from tests.sim.cleaner import RETAINED, earliest_commit_to_retain
+    from tests.sim.simulation import initial_rows
+
+    assert RETAINED == 1
+    base = str(tmp_path / "t")
+    args = {"table_name": "sim", "record_key": "id", "partition_field": "region", "precombine_field": "ts"}
+    append(base, initial_rows(0), **args)
+    assert earliest_commit_to_retain(load_table(base).timeline) is None  # one completed commit: nothing to clean
+    append(base, initial_rows(1), **args)
+    first, second = (i.time for i in load_table(base).timeline.completed())
+    assert earliest_commit_to_retain(load_table(base).timeline) == second
+    pending = begin_commit(load_table(base), "UPSERT")  # a write in flight, read before the next one completes
+    append(base, initial_rows(2), **args)
+    timeline = load_table(base).timeline
+    assert [i.time for i in timeline.pending()] == [pending] and len(timeline.completed()) == 3
+    assert earliest_commit_to_retain(timeline) == second  # not the third: the pending write may read second's files

@@ -20,7 +20,8 @@ The metadata table (MDT), when the table has one (``mdt.commit``, shared with ou
   an MDT this code can't read or write.
 
 Completing is exclusive: under the timeline lock the run checks that the instant is still pending and that its
-heartbeat is still this run's. A second attempt to complete an instant fails with one line, after deleting the
+heartbeat is still this run's, and that every file it wrote still has its marker (no rollback of the instant
+deleted them while it worked). A second attempt to complete an instant fails with one line, after deleting the
 files it wrote (they carry ``T`` and would otherwise become visible once ``T`` is complete). Then it checks that
 no writer reached its input file groups since the plan was made (``run.conflicts``): if one did, the writer wins,
 the run stops with :class:`~hudi_cluster_core.errors.WriteConflict` and its instant is rolled back.
@@ -59,6 +60,7 @@ def commit_clustering(
     with timeline_lock(table.storage, wait_ms):
         table = table.reload()
         _check_still_ours(table, plan.instant_time, stats, heartbeat)
+        _check_not_rolled_back(table, plan.instant_time, stats)
         _check_no_conflicts(table, plan)
         return _commit_locked(table, plan, stats, execution, metadata_enable=metadata_enable,
                               disabled_indexes=disabled_indexes or {})  # fmt: skip
@@ -84,6 +86,22 @@ def _check_still_ours(table: HudiTable, instant_time: str, stats: list[dict], he
     for stat in stats:  # ours carry T: once T is complete they would read as duplicates
         table.storage.delete_file(table.storage.join(stat["path"]))
     raise PlanError(f"clustering {instant_time} not committed: {why}; the files this run wrote were deleted")
+
+
+def _check_not_rolled_back(table: HudiTable, instant_time: str, stats: list[dict]) -> None:
+    """Every file this run wrote still has its marker: a rollback of the instant deletes the instant's files, then
+    its marker folder, under the timeline lock this commit holds, so a marker missing here means a rollback (begun
+    and completed while this run worked) deleted this run's files. The heartbeat alone can't tell: it is a file
+    any run may rewrite, and a run held up between reading it and writing it (a slow PUT, a refresh racing a
+    takeover) can make it name a run that no longer owns the instant. The markers can't come back once deleted."""
+    missing = sorted({s["path"] for s in stats} - marked_files(table, instant_time))
+    if not missing:
+        return
+    for stat in stats:  # whatever of ours the rollback left carries T: once T is complete it would read as new
+        table.storage.delete_file(table.storage.join(stat["path"]))
+    more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+    raise PlanError(f"clustering {instant_time} not committed: another run rolled it back while this run worked "
+                    f"(no marker left for {missing[0]}{more}); the files this run wrote were deleted")  # fmt: skip
 
 
 def _check_no_conflicts(table: HudiTable, plan: StoredPlan) -> None:

@@ -174,6 +174,11 @@ def execute_plan(
         instant = table.timeline.get(plan.instant_time)
         if instant is None or instant.is_completed:
             raise PlanError(f"clustering {plan.instant_time} is no longer pending; nothing executed")
+        if heartbeat is not None and not heartbeat.still_owned():
+            # this run was held up between its claim and here past its heartbeat's expiry, and another run claimed
+            # the instant: the inflight files are that run's work in progress, not a dead run's leftovers
+            raise PlanError(f"clustering {plan.instant_time} not executed: another run took it over after this "
+                            "run's heartbeat expired; nothing was changed")  # fmt: skip
         if instant.state is State.INFLIGHT or pending_rollback_of(table, plan.instant_time):
             # a previous run died mid-way: clear its partial files, keep the plan (Hudi's retry path)
             rollback_clustering(table, plan.instant_time, keep_plan=True, wait_ms=wait_ms)

@@ -12,7 +12,8 @@
    see that copy only once the clustering completes, merged on top of its new base file.
 4. **Write** one log file (one Avro data block) per file group, each a unit of work (``run_units``: here, or as
    Spark tasks); readers merge it with the slice by the ordering field, as for Hudi's own log files.
-5. **Commit** (``writer.instant``, action ``deltacommit``): under the timeline lock, a clustering that completed
+5. **Commit** (``writer.instant``, action ``deltacommit``; begun only if no clean began and no instant of the
+   read was archived since step 2, else the table is read again): under the timeline lock, a clustering that completed
    meanwhile and replaced a file group this write appended to fails the write (its log would be hidden), unless
    the records were duplicated into that very clustering's buckets; then the metadata table (``files``
    partition) and the completed deltacommit. A failure anywhere undoes the instant.
@@ -185,7 +186,10 @@ def upsert(base_path: str | Path, rows: pa.Table, *, options: Mapping[str, str] 
     wait_ms = int(raw.get("hoodie.write.lock.wait_time_ms") or 60000)
     heartbeat_ms = (int(raw.get("hoodie.client.heartbeat.interval_in_ms") or 60000),
                     int(raw.get("hoodie.client.heartbeat.tolerable.misses") or 2))
-    with writing(table, "UPSERT", wait_ms, heartbeat_ms, action="deltacommit") as instant:
+    # begun only if no clean began, and no instant of this read was archived, since the read: a resize that
+    # completed meanwhile, its old buckets cleaned and its replacecommit archived, would leave this write routing
+    # records to buckets no replacecommit names any more (every key then read twice); else the table is read again
+    with writing(table, "UPSERT", wait_ms, heartbeat_ms, action="deltacommit", read_at=table.timeline) as instant:
         for partition in per_partition:
             write_partition_metadata(table.storage, partition, instant)
         options_tuple = tuple(sorted((storage_options or {}).items()))

@@ -8,15 +8,18 @@ seeded scheduler, with crashes and storage faults injected, and the table checke
   refreshes fail), the recorded steps a replay follows;
 * ``store.py``, ``clock.py``, ``runtime.py``: what is simulated (the store, the clock and heartbeat timers, the
   Spark job run in-process), installed for one schedule; ``lock_modes.py``: how actors exclude each other (as
-  ``flock`` does, or on an object store under Apache Hudi's storage-based lock, its lease code running for real);
-  ``pids.py``: each actor a process of its own (its pid in its heartbeats, gone when it crashed);
+  ``flock`` does, or on an object store under Apache Hudi's storage-based lock or its file-system based lock, their
+  code running for real); ``pids.py``: each actor a process of its own (its pid in its heartbeats and lock file,
+  gone when it crashed);
 * ``actors.py``, ``archiver.py``: two clustering runs, a writer (upsert with an update strategy, append) and
   Apache Hudi's timeline archival; ``metadata_setup.py``: the initial table's metadata table;
 * ``checks.py``: the invariants, read from the files by Apache Hudi's rules; ``simulation.py``: one schedule;
 * ``shrink.py``: a failure made minimal, printed as ``seed=N`` and a replay.
 
-Not simulated (left for later): the cleaning of older versions of live file groups, the metadata table's
-compaction, the ``duplicate`` update strategy (a consistent-bucket writer), and Hudi's file-system lock provider.
+Not simulated (left for later): the metadata table's compaction, and the ``duplicate`` update strategy (a
+consistent-bucket writer). The cleaner applies Hudi's whole ``KEEP_LATEST_COMMITS`` rule (the earliest pending
+instant's limit, older versions of live file groups); 30% of the schedules run under Hudi's storage-based lock and
+15% under its file-system based lock.
 
 Run ``python -m tests.sim run COUNT [FIRST_SEED]`` for a campaign, ``python -m tests.sim replay SEED 'STEPS'``
 to replay one (``tests/test_simulation.py`` is the one in ``make test``; ``make soak`` runs 100,000).

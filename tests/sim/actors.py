@@ -30,7 +30,9 @@ from .store import World
 
 CLUSTERING_MODES = (("execute", False), ("scheduleAndExecute", True), ("schedule", False), ("scheduleAndExecute", False))
 UPDATE_STRATEGIES = ("allow", "reject")
-STORAGE_LOCK_SHARE = 0.3  # schedules on an object store under Apache Hudi's storage-based lock; the rest as flock
+# schedules on an object store under Apache Hudi's storage-based lock, then under its file-system based lock; the
+# rest as flock
+STORAGE_LOCK_SHARE, FILE_SYSTEM_LOCK_SHARE = 0.3, 0.15
 FAULT_RATES = (0.005, 0.01, 0.01, 0.02, 0.04)
 SERVICE_RUNS, SERVICE_INTERVAL_S = 8, 2.0  # archival and cleaning run every 2 s of simulated time, 8 times
 # the protocol is the same whatever the pages' codec: snappy is Arrow's own, where gzip is recompressed page by page
@@ -70,7 +72,9 @@ class Plan:
             keys = fresh + (rng.sample(known, 3) if kind == "upsert" else [])
             writes.append(Write(kind, batch, tuple(keys)))
             known += fresh
-        lock_mode = "storage" if random.Random(f"lock:{seed}").random() < STORAGE_LOCK_SHARE else "flock"
+        draw = random.Random(f"lock:{seed}").random()  # the storage-lock seeds of before stay storage-lock seeds
+        lock_mode = ("storage" if draw < STORAGE_LOCK_SHARE else
+                     "filesystem" if draw < STORAGE_LOCK_SHARE + FILE_SYSTEM_LOCK_SHARE else "flock")  # fmt: skip
         return cls(runs, tuple(writes), rng.choice(UPDATE_STRATEGIES), rng.choice(FAULT_RATES), lock_mode)
 
     def expected(self, world: World, table: str) -> dict[str, int]:

@@ -1,9 +1,20 @@
 """Cleaning as Apache Hudi's cleaner does it for a clustered COW table, for the simulation's cleaner actor.
 
-Hudi's ``KEEP_LATEST_COMMITS`` policy with ``hoodie.clean.commits.retained`` = ``RETAINED``: the file groups a
-completed clustering replaced are deleted once their replacecommit is older than the earliest commit retained,
-unless a pending clustering or write names them. (Older versions of live file groups are the other half of
-Hudi's policy; our clustering never reads them, so they are left.) The steps are Hudi's:
+Hudi's ``KEEP_LATEST_COMMITS`` policy with ``hoodie.clean.commits.retained`` = ``RETAINED``
+(``CleanerUtils.getEarliestCommitToRetain`` and ``CleanPlanner``):
+
+* the earliest commit retained is the ``RETAINED``-th completed instant from the end of the commits timeline
+  (commits, deltacommits, replacecommits, clusterings, compactions), but never later than the earliest pending
+  instant of that timeline: then it is the last completed instant before that pending one (none: nothing is
+  cleaned). So a write or a clustering still in flight keeps every file slice it may have read;
+* the file groups a completed replacecommit replaced are deleted once it is older than the earliest commit
+  retained, unless a pending clustering or write names them (files of a write still in flight are not part of
+  Hudi's view: they are never deleted);
+* of every other file group, each committed file slice older than the earliest commit retained is deleted,
+  except the group's latest slice and its last slice before the earliest commit retained (a query running since
+  then may read it).
+
+The steps are Hudi's:
 
 1. under the table lock, the plan: ``T.clean.requested`` (a ``HoodieCleanerPlan``), or the pending clean of an
    earlier cleaner that died, which is executed again as planned;
@@ -86,21 +97,61 @@ def clean(uri: str) -> str | None:
     return instant
 
 
-def _plan(table) -> dict | None:
-    writes = table.timeline.completed()
-    if len(writes) <= RETAINED:
+NOT_COMMITS = ("clean", "rollback", "savepoint", "restore", "indexing", "schemacommit")  # outside Hudi's commits timeline
+
+
+def earliest_commit_to_retain(timeline) -> str | None:
+    """Hudi's earliest commit to retain under ``KEEP_LATEST_COMMITS``, or None when nothing may be cleaned."""
+    commits = [i for i in timeline.instants if i.action not in NOT_COMMITS]  # in requested-time order
+    completed = [i for i in commits if i.is_completed]
+    if len(completed) <= RETAINED:
         return None
-    earliest = writes[-RETAINED].time
+    nth = completed[len(completed) - RETAINED].time
+    pending = [i.time for i in commits if not i.is_completed]
+    if not pending or nth <= pending[0]:
+        return nth
+    before = [i.time for i in completed if i.time < pending[0]]
+    return before[-1] if before else None
+
+
+def _plan(table) -> dict | None:
+    earliest = earliest_commit_to_retain(table.timeline)
+    if earliest is None:
+        return None
     view = table.view()
     busy = set(view.pending_clustering_file_groups()) | set(view.pending_write_file_groups())
+    replacing = view.replacing_instants()
     files: dict[str, list[str]] = defaultdict(list)
-    for group, replacing in sorted(view.replacing_instants().items()):
-        if replacing < earliest and group not in busy:
-            files[group.partition] += sorted(view.group_file_names(group.partition).get(group.file_id, {}))
-    if not any(files.values()):
+    for group, replaced_by in sorted(replacing.items()):
+        if replaced_by < earliest and group not in busy:
+            names = view.group_file_names(group.partition).get(group.file_id, {})
+            files[group.partition] += sorted(n for n, instant in names.items() if view.is_committed(instant))
+    replaced = {(g.partition, g.file_id) for g in replacing}
+    for partition in view.partitions:
+        for file_id in sorted(view.group_file_names(partition)):
+            if (partition, file_id) not in replaced:
+                files[partition] += _older_versions(view, partition, file_id, earliest)
+    files = {partition: names for partition, names in files.items() if names}
+    if not files:
         return None
     return {"earliestInstantToRetain": earliest, "policy": POLICY, "filesToBeDeletedPerPartition": dict(files),
             "version": 1}  # fmt: skip
+
+
+def _older_versions(view, partition: str, file_id: str, earliest: str) -> list[str]:
+    """The files of a live file group's committed slices that ``KEEP_LATEST_COMMITS`` deletes: older than
+    ``earliest``, neither the latest slice nor the last one before ``earliest``."""
+    slices = view.file_slices(partition, file_id)  # committed only, oldest first
+    if len(slices) < 2:
+        return []
+    before = [s.base_instant for s in slices if s.base_instant < earliest]
+    keep = {slices[-1].base_instant, before[-1] if before else None}
+    names = []
+    for piece in slices:
+        if piece.base_instant < earliest and piece.base_instant not in keep:
+            names += [piece.base_file.name] if piece.base_file is not None else []
+            names += [log.name for log in piece.log_files]
+    return sorted(names)
 
 
 def _avro(schema, record: dict) -> bytes:

@@ -1,4 +1,4 @@
-"""How the actors of a schedule exclude each other in their timeline lock: one of two deployments, by seed.
+"""How the actors of a schedule exclude each other in their timeline lock: one of three deployments, by seed.
 
 * ``flock``: the table's timeline lock excludes every actor, as ``flock`` does between processes on local disk:
   the core's in-process guard is the scheduler's :class:`~tests.sim.scheduler.ActorLock`.
@@ -8,6 +8,10 @@
   ``.hoodie/.locks/table_lock.json`` taken and released with conditional writes on the simulated store, waited
   for in simulated time, renewed every ``RENEW_S`` by its holder (a timer that dies with it, where the core starts
   a thread), taken over by another actor once it runs out.
+* ``filesystem``: an object store with Apache Hudi's ``FileSystemBasedLockProvider`` configured for every actor:
+  as in ``storage``, each actor's in-process guard is its own, and what excludes them is the real ``LockFile`` of
+  ``table/lock_provider.py``, ``.hoodie/lock`` created exclusively on the simulated store and deleted to unlock,
+  with Hudi's default expiry (none): a lock file is taken over only when the process it names is gone.
 """
 
 from __future__ import annotations
@@ -22,17 +26,20 @@ from hudi_cluster_core.table import lock_provider, ownership, storage_lock
 
 from .scheduler import Scheduler
 
-MODES = ("flock", "storage")
+MODES = ("flock", "storage", "filesystem")
+OWN_GUARD_MODES = ("storage", "filesystem")  # each actor a process with its own in-process guard
 VALIDITY_S, RENEW_S = 10, 1  # Hudi's smallest allowed: a validity of 10 renewal intervals
 # A lease cannot fence a holder that pauses between its last look at the lease and a write for longer than the
 # lease has left (Hudi's provider cannot either): the run checks before every timeline write, then writes. So a
 # "freeze" here lasts past every heartbeat's tolerance (2 s) but not past the lease (paused holders whose lease
 # does run out come from "beats-fail": their renewals fail while they go on, and they must stop by themselves).
-FREEZE_S = {"flock": 30.0, "storage": VALIDITY_S / 2}
+FREEZE_S = {"flock": 30.0, "storage": VALIDITY_S / 2, "filesystem": 30.0}  # a lock file never expires here
 
 
 def provider_options(mode: str) -> dict[str, str]:
     """The run config that names the lock provider (every actor's, in ``storage`` mode)."""
+    if mode == "filesystem":
+        return {lock_provider.PROVIDER_KEY: lock_provider.FILE_SYSTEM}
     if mode != "storage":
         return {}
     return {lock_provider.PROVIDER_KEY: lock_provider.STORAGE_BASED, lock_provider.VALIDITY_KEY: str(VALIDITY_S),
@@ -131,7 +138,7 @@ class _Threading:
 def installed(mode: str, scheduler: Scheduler, uri: str) -> Iterator[None]:
     """The core's lock pieces for ``mode``, for one schedule, inside ``runtime.simulated`` (which installs the
     ``flock`` mode's :class:`~tests.sim.scheduler.ActorLock`)."""
-    if mode != "storage":
+    if mode not in OWN_GUARD_MODES:
         yield
         return
     storage = Storage(uri)

@@ -10,7 +10,7 @@ import contextlib
 import os
 from typing import Iterator
 
-from hudi_cluster_core.table import ownership
+from hudi_cluster_core.table import lock_provider, ownership
 
 from .scheduler import Scheduler
 
@@ -44,9 +44,12 @@ def _alive(scheduler: Scheduler, real):
 
 @contextlib.contextmanager
 def per_actor(scheduler: Scheduler) -> Iterator[None]:
-    saved = ownership.os, ownership.pid_alive
+    """The heartbeats' pids (``ownership``) and the file-system lock provider's (``lock_provider``: the pid its
+    lock file names, orphaned once that process is gone) are the actors'."""
+    saved = ownership.os, ownership.pid_alive, lock_provider.os, lock_provider.pid_alive
     ownership.os, ownership.pid_alive = _Os(scheduler), _alive(scheduler, ownership.pid_alive)
+    lock_provider.os, lock_provider.pid_alive = ownership.os, _alive(scheduler, lock_provider.pid_alive)
     try:
         yield
     finally:
-        ownership.os, ownership.pid_alive = saved
+        ownership.os, ownership.pid_alive, lock_provider.os, lock_provider.pid_alive = saved

@@ -217,3 +217,39 @@ def test_an_abandoned_resize_takes_the_copies_with_it(spark, tmp_path):
     assert after.num_rows == ROWS and len(set(after["_hoodie_record_key"].to_pylist())) == ROWS
     assert set(only_keys(after, _keys(1000, 100))["c_string"].to_pylist()) == {f"dup-{k}" for k in _keys(1000, 100)}
     assert set(only_keys(after, _keys(1100, 200))["c_string"].to_pylist()) == {f"allowed-{k}" for k in _keys(1100, 200)}
+
+
+def test_a_write_that_read_the_table_before_a_resize_and_its_clean_writes_no_key_twice(spark, tmp_path, monkeypatch):
+    """Our bucket writer reads the table (its buckets' ring, their slices) before it begins its instant. Between
+    the two, a resize completes, later writes follow, the cleaner deletes the file groups the resize replaced and
+    archival takes its replacecommit off the active timeline: the write would route its records to the old
+    buckets, and its log files would form file groups no replacecommit names, every key read twice. Apache Hudi's
+    writer requests its instant before it reads; ours begins only if no clean began, and no instant it read was
+    archived, since its read (else it reads the table again), as the COW upsert does."""
+    from hudi_cluster_core.writer import bucket_upsert
+    from tests.sim.archiver import archive
+    from tests.sim.cleaner import clean
+
+    base = str((tmp_path / "stale").resolve())
+    write_bucket_table(spark, base, small_file_rows(0, ROWS), options=SPLIT)
+    begins = []
+    begin = bucket_upsert.writing
+
+    def others_go_on_then_begin(*args, **kwargs):
+        begins.append(args[0].timeline)
+        if len(begins) == 1:  # the writer stalls between its read of the table and its instant
+            resize = cluster(base, "scheduleAndExecute", {**SPLIT, **OURS}, spark=spark)
+            assert resize.instant_time and sum(len(r.nodes) for r in rings(base).values()) > 6, resize
+            for n in range(3):  # later writes: the resize is no longer the commit the cleaner retains
+                our_upsert(base, 2000 + 10 * n, 10, f"later{n}")
+            assert clean(base) is not None
+            assert resize.instant_time in archive(base)
+        return begin(*args, **kwargs)
+
+    monkeypatch.setattr(bucket_upsert, "writing", others_go_on_then_begin)
+    our_upsert(base, 0, 100, "late")
+    after = both_readers(spark, base)  # no key twice
+    assert len(begins) == 5, "the three later writes began once each, the stale write twice"
+    assert after.num_rows == ROWS
+    assert set(only_keys(after, _keys(0, 100))["c_string"].to_pylist()) == {f"late-{k}" for k in _keys(0, 100)}
+    assert_in_buckets(after, rings(base))
