@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from . import process_phases  # first: the moment the command's own code begins (--json's phases_s)
+
 import argparse
 import errno
 import json
@@ -15,6 +17,8 @@ from .errors import ConfigError, HudiClusterError
 from .failpoints import arm_driver
 from .io import registry
 from .io.store import StoreError
+
+process_phases.mark("imported")
 
 if TYPE_CHECKING:
     from .api import Mode
@@ -204,6 +208,7 @@ def _cmd_run(args) -> int:
 
     if args.continuous:
         return _run_continuous(args)
+    process_phases.mark("ready")
     mode = run_mode(args.mode, args.schedule)
     for flag, warning in IGNORED_RUN_FLAGS.items():
         if getattr(args, flag) is not None:
@@ -322,6 +327,7 @@ COMMANDS = {"show": _cmd_show, "plugins": _cmd_plugins, "run": _cmd_run, "append
 def main(argv: list[str] | None = None) -> int:
     previous = interrupts.install()  # first: a Ctrl-C or SIGTERM from here on ends in one line
     interrupts.reset()
+    process_phases.mark("command")
     try:
         args = build_parser().parse_args(argv)
         _configure_logging(args.verbose)
@@ -348,6 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         return HudiClusterError.exit_code
     finally:
         interrupts.restore(previous)
+        process_phases.clear()
 
 
 def entry() -> None:

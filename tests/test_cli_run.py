@@ -98,6 +98,15 @@ def test_schedule_then_execute_by_instant(table, capsys):
     took = executed["duration_s"]
     assert set(took) == {"plan", "spark", "commit", "total"} and took["spark"] > 0 and took["commit"] > 0
     assert took["plan"] + took["spark"] + took["commit"] <= took["total"] + 0.01
+    # where the time went, start-up included: the command line's steps, then the run's own phases, in order
+    phases = executed["phases_s"]
+    assert list(phases) == ["interpreter", "imports", "checks", "plan", "session_start", "session_wait", "first_task",
+                            "tasks", "commit", "metadata_table", "since_process_start"]  # fmt: skip
+    assert phases["plan"] == took["plan"] and phases["commit"] == took["commit"]
+    assert abs(phases["session_wait"] + phases["tasks"] - took["spark"]) <= 0.002
+    assert 0 <= phases["first_task"] < phases["tasks"] and 0 <= phases["metadata_table"] <= phases["commit"]
+    assert phases["since_process_start"] >= phases["interpreter"] + took["total"]
+    assert set(scheduled["phases_s"]) == {"interpreter", "imports", "checks", "plan", "since_process_start"}
     # show --clustering: the instant with its state, groups, partitions and bytes written
     assert main(["show", table, "--clustering", "--json"]) == 0
     (listed,) = json.loads(capsys.readouterr().out)
@@ -122,6 +131,7 @@ def test_the_api_result_is_a_dict_and_a_json_string(table):
 
     result = cluster(table, "scheduleAndExecute", {"hoodie.clustering.plan.strategy.sort.columns": "c_int"}, dry_run=True)
     assert json.loads(result.to_json()) == result.to_dict() and set(result.to_dict()) >= METRICS
+    assert result.to_dict()["phases_s"] == {"plan": result.duration_s["plan"]}  # no command line: the run's own
     assert result.summary().splitlines()[-1].startswith("  total: 12 file(s) (")
 
 

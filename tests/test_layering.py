@@ -23,6 +23,7 @@ RANKS = {
     "errors": FOUNDATION, "failpoints": FOUNDATION, "interrupts": FOUNDATION, "javaprops": FOUNDATION,
     "config": FOUNDATION, "hookspecs": FOUNDATION, "avro": FOUNDATION, "io": FOUNDATION, "layout": FOUNDATION,
     "clock": FOUNDATION, "hook_trace": FOUNDATION,
+    "process_phases": FOUNDATION,  # when the process started and the command line's start-up steps: no imports
     "hashing": FOUNDATION,  # the footer bloom filter and the rewrite check's row codes: hashes, no files
     "plugins": PLAN,  # discovery and the one way hooks are called; the core defaults (plan.defaults) are a plugin
     "protocols": PLAN,  # the strategy interfaces, whose optional hooks are the plan defaults

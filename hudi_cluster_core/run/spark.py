@@ -98,10 +98,12 @@ def _quiet_default_log() -> None:
 
 def _run_units(units: list[GroupTask], unit_ids: list[int], unit_bytes: list[int], finished, channel):
     """The function of one group's Spark job: partition ``i`` runs unit ``i`` of the group (``unit_ids[i]`` of the
-    run). ``channel``: ``(address, token)`` the task sends its progress to. Yields ``(i, write stats, rows read)``;
-    rows read are counted by the group's first unit only (every unit reads all of the group's slices)."""
+    run). ``channel``: ``(address, token)`` the task sends its progress to. Yields ``(i, write stats, rows read,
+    when the task began)``; rows read are counted by the group's first unit only (every unit reads all of the
+    group's slices); the start is the worker's ``time.time()``."""
 
     def run(partition_index, _items):
+        began = time.time()  # the task's first line in its Python worker (the run's first_task phase)
         from pyspark import TaskContext
 
         context = TaskContext.get()
@@ -117,14 +119,14 @@ def _run_units(units: list[GroupTask], unit_ids: list[int], unit_bytes: list[int
         digest.check(task, stats)  # what it wrote against what it read: a mismatch fails the group
         # progress: merged on the driver when this Spark task ends
         finished.add((1, unit_bytes[partition_index], frozenset((unit_ids[partition_index],))))
-        yield partition_index, stats, reporter.rows_read if unit.unit == 0 else 0
+        yield partition_index, stats, reporter.rows_read if unit.unit == 0 else 0, began
 
     return run
 
 
 def run_group_tasks(
     spark, tasks: list[GroupTask], parallelism: int, group_bytes: list[int] | None = None,
-    rows_read: list[int] | None = None,
+    rows_read: list[int] | None = None, task_starts: list[float] | None = None,
 ) -> list[list[dict]]:
     """Run every task; returns each task's write stats, in task order. Raises if any task fails.
 
@@ -133,7 +135,8 @@ def run_group_tasks(
     model: a job per group), largest groups first, and Spark hands every free core the next waiting task, so a
     large group split in ranges keeps all cores busy while small groups come and go. ``group_bytes`` (each task's
     input bytes) weighs the progress report; measured here when not given. ``rows_read``, when given, gets each
-    group's rows read by its tasks (appended in task order: a group's count at its first unit, 0 at the others)."""
+    group's rows read by its tasks (appended in task order: a group's count at its first unit, 0 at the others);
+    ``task_starts``, when given, gets when each task began in its worker (``time.time()``, in task order)."""
     if not tasks:
         return []
     context = spark.sparkContext
@@ -146,7 +149,7 @@ def run_group_tasks(
     # largest first (planned output files, then units), so the slots finish at about the same time
     jobs = sorted(by_group.values(), key=lambda ix: (-tasks[ix[0]].group.num_output_file_groups, -len(ix)))
     slots = max(1, min(parallelism, len(jobs)))
-    outcome: dict[str, Any] = {"results": {}, "rows": {}}
+    outcome: dict[str, Any] = {"results": {}, "rows": {}, "began": {}}
     pending = list(reversed(jobs))
     lock = threading.Lock()
 
@@ -167,8 +170,9 @@ def run_group_tasks(
                     outcome.setdefault("error", exc)
                 return
             with lock:
-                outcome["results"].update({indices[unit]: stats for unit, stats, _ in results})
-                outcome["rows"].update({indices[unit]: rows for unit, _, rows in results})
+                outcome["results"].update({indices[unit]: stats for unit, stats, _, _ in results})
+                outcome["rows"].update({indices[unit]: rows for unit, _, rows, _ in results})
+                outcome["began"].update({indices[unit]: began for unit, _, _, began in results})
 
     sizes = group_bytes if group_bytes is not None else [task.input_bytes() // max(1, task.units) for task in tasks]
     progress = JobProgress(context, job_group, f"clustering {tasks[0].instant_time}", sizes)
@@ -203,6 +207,8 @@ def run_group_tasks(
     by_index = outcome["results"]
     if rows_read is not None:
         rows_read.extend(outcome["rows"][i] for i in range(len(tasks)))
+    if task_starts is not None:
+        task_starts.extend(outcome["began"][i] for i in range(len(tasks)))
     return [by_index[i] for i in range(len(tasks))]
 
 
