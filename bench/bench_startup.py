@@ -19,6 +19,7 @@ table (the copy is not timed):
 | ``imports`` | ``python -c "import hudi_cluster_core.cli, hudi_cluster_core.api"``: what the CLI imports before it plans |
 | ``tiny``, ``demo`` | ``hudi-cluster run --base-path COPY --mode scheduleAndExecute --spark-master local[P] --parallelism P --json`` |
 | ``tiny-<name>`` | ``tiny`` with the extra flags of ``--variant NAME:FLAG[,FLAG...]`` (e.g. a ``--spark-conf``) |
+| ``tiny-baseline``, ``demo-baseline`` | with ``--baseline DIR``: the same runs with the code in ``DIR`` (e.g. ``git archive`` of an earlier commit) first on ``PYTHONPATH`` |
 
 Per run: wall seconds (spawn to exit), CPU seconds of the whole process tree (JVM and Python workers included),
 and the run's own phases from ``--json``'s ``phases_s`` (README, "Run metrics"): ``interpreter``, ``imports``,
@@ -92,13 +93,14 @@ def load() -> float:
     return float(Path("/proc/loadavg").read_text().split()[0])
 
 
-def run_once(command: list[str]) -> tuple[common.Sample, str]:
-    """One whole process, its tree's CPU sampled; stdout back. Raises with stderr's tail if it fails."""
+def run_once(command: list[str], code: Path = REPO_ROOT) -> tuple[common.Sample, str]:
+    """One whole process (``code`` first on its ``PYTHONPATH``), its tree's CPU sampled; stdout back. Raises with
+    stderr's tail if it fails."""
     outcome: dict = {}
 
     def go() -> None:
         done = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, timeout=TIMEOUT_S,
-                              env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, start_new_session=True)  # fmt: skip
+                              env={**os.environ, "PYTHONPATH": str(code)}, start_new_session=True)  # fmt: skip
         outcome["done"] = done
 
     sample, _ = common.measure(go)
@@ -129,6 +131,7 @@ def main(argv=None) -> int:
     parser.add_argument("--tables", default="tiny,demo", help="comma-separated: tiny, demo")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME:FLAG[,FLAG...]",
                         help="also run the tiny table with these extra CLI flags, as contender tiny-NAME")
+    parser.add_argument("--baseline", metavar="DIR", help="also run each table with the code in DIR (an earlier commit)")
     parser.add_argument("--out", default=str(OUT_DIR / "bench_startup.json"))
     args, _ = parser.parse_known_args(argv)  # run_all.py passes every benchmark's flags
     reps = args.reps or (3 if args.quick else 5)
@@ -139,9 +142,14 @@ def main(argv=None) -> int:
     if "demo" in args.tables:
         source, _info = demo_table()
         tables["demo"] = (source, {"hoodie.clustering.plan.strategy.sort.columns": "customer_id,ts"}, [])
+    codes = {name: REPO_ROOT for name in tables}
+    if args.baseline:
+        for name in list(tables):
+            tables[f"{name}-baseline"], codes[f"{name}-baseline"] = tables[name], Path(args.baseline).resolve()
     for variant in args.variant:
         name, _, flags = variant.partition(":")
         tables[f"tiny-{name}"] = (tables["tiny"][0], tables["tiny"][1], [f for f in flags.split(",") if f])
+        codes[f"tiny-{name}"] = REPO_ROOT
     python = str(REPO_ROOT / ".venv/bin/python")
     commands = {"python": [python, "-c", "pass"],
                 "imports": [python, "-c", "import hudi_cluster_core.cli, hudi_cluster_core.api"]}  # fmt: skip
@@ -160,7 +168,7 @@ def main(argv=None) -> int:
             common.settle()
             before = load()
             try:
-                sample, stdout = run_once(command)
+                sample, stdout = run_once(command, codes.get(name, REPO_ROOT))
             finally:
                 if copy is not None:
                     shutil.rmtree(copy, ignore_errors=True)

@@ -224,7 +224,7 @@ def _cmd_run(args) -> int:
         spark_memory=args.spark_memory, spark_conf=args.spark_conf,
         retry_last_failed_clustering_job=args.retry_last_failed_clustering_job,
         job_max_processing_time_ms=args.job_max_processing_time_ms, dry_run=args.dry_run,
-        keep_failed_plan=args.keep_failed_plan,
+        keep_failed_plan=args.keep_failed_plan, spark_in_background=True,
     )  # fmt: skip
     print(result.to_json() if args.json else result.summary())
     return 0

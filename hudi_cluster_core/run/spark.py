@@ -28,11 +28,14 @@ log = logging.getLogger(__name__)
 LOG4J = Path(__file__).resolve().parent / "log4j2.properties"  # our console log for Spark (run/log4j2.properties)
 
 
-def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: dict[str, str] | None = None):
+def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: dict[str, str] | None = None, *,
+              hold_signals: bool = True):
     """The active SparkSession, or a new one (``local[*]`` by default; ``spark-submit`` sets the master).
 
     ``conf`` (e.g. from :func:`spark_settings.session_conf`) applies to a new session; an active one must already
-    have it (a JVM or executor setting cannot change once they run): otherwise this raises, naming the key."""
+    have it (a JVM or executor setting cannot change once they run): otherwise this raises, naming the key.
+    ``hold_signals``: a Ctrl-C or SIGTERM during the start is acted on once it has ended (``interrupts``); off for
+    a start in a thread of its own (``session_start``), which a signal never interrupts."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -71,7 +74,10 @@ def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: d
         defaults.pop("spark.driver.extraJavaOptions", None)
     for key, value in {**defaults, **(conf or {})}.items():
         builder = builder.config(key, value)
-    with interrupts.spark_starting():  # a Ctrl-C or SIGTERM now is acted on once the start has ended
+    if hold_signals:
+        with interrupts.spark_starting():  # a Ctrl-C or SIGTERM now is acted on once the start has ended
+            spark = builder.getOrCreate()
+    else:
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("HUDI_CLUSTER_SPARK_LOG_LEVEL", "INFO" if verbose else "WARN"))
     return spark
