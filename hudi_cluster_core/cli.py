@@ -202,14 +202,28 @@ def _shown(value) -> str:
 
 
 def _cmd_run(args) -> int:
+    if args.continuous:
+        return _run_continuous(args)
+    mode = run_mode(args.mode, args.schedule)
+    starting = None
+    if mode in ("execute", "scheduleAndExecute") and not args.dry_run:
+        from .run.session_start import start_in_background
+
+        # the JVM starts while the run's modules are imported, the table is checked and the plan is made
+        starting = start_in_background(args.spark_master, args.spark_memory, args.parallelism, args.spark_conf)
+    try:
+        return _run_once(args, mode)
+    finally:
+        if starting is not None:  # a run that never took it (an error first): stopped, not waited for
+            starting.close()
+
+
+def _run_once(args, mode: Mode) -> int:
     from .api import cluster
     from .table import load_table
     from .table.checks import check_timeline, check_writable
 
-    if args.continuous:
-        return _run_continuous(args)
     process_phases.mark("ready")
-    mode = run_mode(args.mode, args.schedule)
     for flag, warning in IGNORED_RUN_FLAGS.items():
         if getattr(args, flag) is not None:
             print(f"hudi-cluster: warning: {warning}", file=sys.stderr)

@@ -98,6 +98,8 @@ class BackgroundSession:
 
     def close(self) -> None:
         """The run ended: a session it never took is discarded (one it took is the caller's, as before)."""
+        for key in [k for k, started in _pending.items() if started is self]:
+            del _pending[key]
         if not self._handed_out:
             self.discard()
 
@@ -143,12 +145,21 @@ def _stop(session) -> None:
         log.debug("could not stop the unused Spark session: %s", exc)
 
 
+# starts not closed yet, by their flags: the command line begins one before it imports the run's modules and opens
+# the table, and the run it then makes takes that one
+_pending: dict[tuple, BackgroundSession] = {}
+
+
 def start_in_background(master: str | None, memory: str | None, parallelism: int | None,
                         pairs: Iterable[str]) -> BackgroundSession | None:  # fmt: skip
-    """The session a run will build, started now in a thread; None where a JVM is already up, or where a flag is
-    wrong (the run says so where it checks its flags, in its usual order)."""
+    """The session a run will build, started now in a thread (or the start begun earlier with the same flags and
+    not closed); None where a JVM is already up, or where a flag is wrong (the run says so where it checks its
+    flags, in its usual order)."""
     from .spark_settings import jvm_running, session_conf
 
+    key = (master, memory, parallelism, tuple(pairs))
+    if key in _pending:
+        return _pending[key]
     try:
         if jvm_running():
             return None
@@ -161,4 +172,5 @@ def start_in_background(master: str | None, memory: str | None, parallelism: int
 
         return get_spark(master, conf=settings, hold_signals=False)
 
-    return BackgroundSession(start).begin()
+    started = _pending[key] = BackgroundSession(start).begin()
+    return started
