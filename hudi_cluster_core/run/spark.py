@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import errors, interrupts
 from ..plugins import call_hook
-from . import digest
+from . import digest, jvm_archive
 from .progress import JobProgress
 from .progress_channel import UnitReporter
 from .spark_settings import check_active_conf, executor_environment_problem
@@ -67,8 +67,10 @@ def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: d
         effective_master = master or os.environ.get("SPARK_MASTER", "local[*]")
         if effective_master.startswith("local"):
             # the JVM only schedules (rows stay in Python): C1 alone starts faster and burns no CPU on C2
-            # compiles; the workers fork from a daemon that has the task's imports done (run/worker_daemon.py)
-            defaults["spark.driver.extraJavaOptions"] = f"{log4j_options} -XX:TieredStopAtLevel=1".strip()
+            # compiles, and Spark's classes come from the set-up's class archive (run/jvm_archive.py); the workers
+            # fork from a daemon that has the task's imports done (run/worker_daemon.py)
+            java = f"{log4j_options} -XX:TieredStopAtLevel=1 {jvm_archive.java_options()}"
+            defaults["spark.driver.extraJavaOptions"] = java.strip()
             defaults["spark.python.daemon.module"] = "hudi_cluster_core.run.worker_daemon"
     if not defaults.get("spark.driver.extraJavaOptions"):
         defaults.pop("spark.driver.extraJavaOptions", None)
