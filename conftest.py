@@ -10,7 +10,7 @@ use the runtime's own session builder.
 import hudi_cluster_core.run.spark as spark_runtime
 
 
-def _hudi_session(master=None, app_name="hudi-cluster", conf=None):
+def _hudi_session(master=None, app_name="hudi-cluster", conf=None, *, hold_signals=True):
     from tests.support.apache_hudi import hudi_spark_session
 
     return hudi_spark_session()

@@ -22,6 +22,7 @@ from .plan.avro_plan import StoredPlan, planned_file_sizes, read_plan
 from .plan.schedule import schedule
 from .plugins import StrategyRegistry, default_registry
 from .run.recovery import Ownership, claim, free_pending, recover
+from .run.session_start import start_in_background
 from .table import HudiTable, State, load_table
 from .table.checks import check_clusterable
 from .table.lock_provider import check_commit_safety, lock_file_for, use_lock_file
@@ -56,6 +57,7 @@ def cluster(
     dry_run: bool = False,
     keep_failed_plan: bool = False,
     registry: StrategyRegistry | None = None,
+    spark_in_background: bool = False,
 ) -> ClusterResult:
     """Schedule and/or execute clustering on the Hudi table at ``base_path``.
 
@@ -70,8 +72,15 @@ def cluster(
     A timeline file that vanishes between listing and reading (Hudi's archival, or a rollback by a writer beside
     us) makes a ``schedule`` or ``scheduleAndExecute`` start again from a fresh read of the table (up to
     ``TIMELINE_ATTEMPTS`` times); the failed attempt rolled its own instant back first.
+
+    ``spark_in_background``: a run that may execute and has no session (``spark=None``, no SparkContext in the
+    process) starts it in a thread while it plans (``run.session_start``; ``hudi-cluster run`` does); a run that
+    ends without executing stops it unused.
     """
     canonical = _canonical_mode(mode)
+    may_execute = canonical in ("execute", "scheduleAndExecute") and not dry_run
+    starting = start_in_background(spark_master, spark_memory, parallelism, spark_conf) if (
+        spark is None and spark_in_background and may_execute) else None  # fmt: skip
 
     def attempt() -> ClusterResult:
         return _cluster(
@@ -79,12 +88,16 @@ def cluster(
             hoodie_conf=hoodie_conf, parallelism=parallelism, spark_master=spark_master, spark_memory=spark_memory,
             spark_conf=spark_conf, retry_last_failed_clustering_job=retry_last_failed_clustering_job,
             job_max_processing_time_ms=job_max_processing_time_ms, dry_run=dry_run, keep_failed_plan=keep_failed_plan,
-            registry=registry,
+            registry=registry, starting=starting,
         )  # fmt: skip
 
-    if canonical in ("schedule", "scheduleAndExecute"):
-        return retry_when_timeline_changes(attempt, "clustering")
-    return attempt()
+    try:
+        if canonical in ("schedule", "scheduleAndExecute"):
+            return retry_when_timeline_changes(attempt, "clustering")
+        return attempt()
+    finally:
+        if starting is not None:
+            starting.close()
 
 
 def _cluster(
@@ -105,6 +118,7 @@ def _cluster(
     dry_run: bool,
     keep_failed_plan: bool,
     registry: StrategyRegistry | None,
+    starting=None,
 ) -> ClusterResult:
     from .run.spark_settings import session_conf
 
@@ -170,8 +184,10 @@ def _cluster(
             return plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", started, config,
                                 registry)
         planned = time.monotonic()
-        spark = spark or _session(spark_master, settings)
-        timing = {"started": started, "planned": planned, "session": time.monotonic() - planned}
+        spark = spark or _session(spark_master, settings, starting)
+        session_wait = time.monotonic() - planned
+        session = starting.seconds if starting is not None else session_wait
+        timing = {"started": started, "planned": planned, "session": session, "session_wait": session_wait}
         result = executed_result(table, plan, config, registry, spark, parallelism, heartbeat, rolled_back, mode, timing)
         if mode != "scheduleAndExecute" or not config.partial_progress_max_groups:
             return result
@@ -210,7 +226,7 @@ def _execute_parts(table, config, registry, spark, parallelism, ownership, first
         try:
             plan = _load(table, waiting[0])
             now = time.monotonic()
-            timing = {"started": now, "planned": now, "session": 0.0}
+            timing = {"started": now, "planned": now, "session": 0.0, "session_wait": 0.0}
             done.append(executed_result(table, plan, config, registry, spark, parallelism, heartbeat, (), first.mode,
                                         timing))  # fmt: skip
         except BaseException as failure:
@@ -249,12 +265,13 @@ def _canonical_mode(mode: str) -> Mode:
     return canonical
 
 
-def _session(master: str | None, settings: dict[str, str]):
+def _session(master: str | None, settings: dict[str, str], starting=None):
+    """The run's session: the one started in the background (``starting``), else one started now."""
     from .run.spark import get_spark
     from .run.spark_settings import session_start_problem
 
     try:
-        return get_spark(master, conf=settings)
+        return starting.result() if starting is not None else get_spark(master, conf=settings)
     except HudiClusterError:
         raise
     except Exception as exc:  # Py4J's error with a Java stack: the cause in one line (a Spark setting is input)

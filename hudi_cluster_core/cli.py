@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from . import process_phases  # first: the moment the command's own code begins (--json's phases_s)
+
 import argparse
 import errno
 import json
@@ -15,6 +17,8 @@ from .errors import ConfigError, HudiClusterError
 from .failpoints import arm_driver
 from .io import registry
 from .io.store import StoreError
+
+process_phases.mark("imported")
 
 if TYPE_CHECKING:
     from .api import Mode
@@ -198,13 +202,28 @@ def _shown(value) -> str:
 
 
 def _cmd_run(args) -> int:
+    if args.continuous:
+        return _run_continuous(args)
+    mode = run_mode(args.mode, args.schedule)
+    starting = None
+    if mode in ("execute", "scheduleAndExecute") and not args.dry_run:
+        from .run.session_start import start_in_background
+
+        # the JVM starts while the run's modules are imported, the table is checked and the plan is made
+        starting = start_in_background(args.spark_master, args.spark_memory, args.parallelism, args.spark_conf)
+    try:
+        return _run_once(args, mode)
+    finally:
+        if starting is not None:  # a run that never took it (an error first): stopped, not waited for
+            starting.close()
+
+
+def _run_once(args, mode: Mode) -> int:
     from .api import cluster
     from .table import load_table
     from .table.checks import check_timeline, check_writable
 
-    if args.continuous:
-        return _run_continuous(args)
-    mode = run_mode(args.mode, args.schedule)
+    process_phases.mark("ready")
     for flag, warning in IGNORED_RUN_FLAGS.items():
         if getattr(args, flag) is not None:
             print(f"hudi-cluster: warning: {warning}", file=sys.stderr)
@@ -219,7 +238,7 @@ def _cmd_run(args) -> int:
         spark_memory=args.spark_memory, spark_conf=args.spark_conf,
         retry_last_failed_clustering_job=args.retry_last_failed_clustering_job,
         job_max_processing_time_ms=args.job_max_processing_time_ms, dry_run=args.dry_run,
-        keep_failed_plan=args.keep_failed_plan,
+        keep_failed_plan=args.keep_failed_plan, spark_in_background=True,
     )  # fmt: skip
     print(result.to_json() if args.json else result.summary())
     return 0
@@ -322,6 +341,7 @@ COMMANDS = {"show": _cmd_show, "plugins": _cmd_plugins, "run": _cmd_run, "append
 def main(argv: list[str] | None = None) -> int:
     previous = interrupts.install()  # first: a Ctrl-C or SIGTERM from here on ends in one line
     interrupts.reset()
+    process_phases.mark("command")
     try:
         args = build_parser().parse_args(argv)
         _configure_logging(args.verbose)
@@ -348,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         return HudiClusterError.exit_code
     finally:
         interrupts.restore(previous)
+        process_phases.clear()
 
 
 def entry() -> None:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from .plan.avro_plan import StoredPlan
-from .run_metrics import FileSizes, durations, input_file_sizes, result_dict, summary
+from .process_phases import command_phases, since_process_start
+from .run_metrics import FileSizes, durations, input_file_sizes, phase_seconds, result_dict, summary
 from .table import HudiTable
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,8 @@ class ClusterResult:
     # per sort column, files a point / 1% range query opens in the partitions rewritten: [before, after]
     # (predicted for a plan, measured after a run; docs/layout-report.md)
     files_per_query: tuple[dict, ...] = ()
+    # where the time went, start-up included: interpreter, imports, ..., first_task, tasks, commit (run_metrics)
+    phases_s: Mapping[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return result_dict(self)
@@ -113,6 +116,7 @@ def plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message, st
     considered = len(table.view().latest_file_slices())
     inputs = sum(len(g["input_file_ids"]) for g in groups)
     elapsed = time.monotonic() - started
+    steps = _command_steps(started)
     return ClusterResult(
         plan.instant_time, mode, dry_run, inputs, sum(g["output_file_count"] for g in groups),
         sum(g["input_bytes"] for g in groups), tuple(groups), effects, tuple(rolled_back), None, message,
@@ -120,6 +124,7 @@ def plan_result(table, plan: StoredPlan, mode, dry_run, rolled_back, message, st
         partitions_clustered=len(effects), files_considered=considered, files_skipped=max(0, considered - inputs),
         bytes_read=removed.total_bytes or 0, duration_s=durations(plan=elapsed, total=elapsed),
         files_per_query=tuple(q.to_json() for q in _figures(_predicted_files_per_query, table, plan, layout)),
+        phases_s=phase_seconds(**steps, plan=elapsed, since_process_start=since_process_start(time.time()) if steps else None),
     )  # fmt: skip
 
 
@@ -146,8 +151,15 @@ def executed_result(table, plan, config, registry, spark, parallelism, heartbeat
     )  # fmt: skip
     added = FileSizes.of(size for o in outcomes for size in o.output_file_bytes)
     inputs = sum(len(o.input_file_ids) for o in outcomes)
-    took = durations(plan=timing["planned"] - timing["started"], spark=timing["session"] + phases.get("spark", 0.0),
+    took = durations(plan=timing["planned"] - timing["started"], spark=timing["session_wait"] + phases.get("spark", 0.0),
                      commit=phases.get("commit", 0.0), total=time.monotonic() - timing["started"])  # fmt: skip
+    steps = _command_steps(timing["started"])
+    phases_s = phase_seconds(
+        **steps, plan=took["plan"], session_start=timing["session"], session_wait=timing["session_wait"],
+        first_task=phases.get("first_task"), tasks=phases.get("spark"), commit=phases.get("commit"),
+        metadata_table=phases.get("metadata_table"),
+        since_process_start=since_process_start(time.time()) if steps else None,
+    )  # fmt: skip
     return ClusterResult(
         plan.instant_time, mode, False, inputs, sum(len(o.output_files) for o in outcomes),
         sum(o.input_bytes for o in outcomes), tuple(groups), effects, tuple(rolled_back), name, "completed",
@@ -155,8 +167,13 @@ def executed_result(table, plan, config, registry, spark, parallelism, heartbeat
         files_skipped=max(0, considered - inputs), rows_read=sum(o.rows_read for o in outcomes),
         rows_written=sum(o.rows for o in outcomes), bytes_read=removed.total_bytes or 0,
         bytes_written=added.total_bytes or 0, duration_s=took,
-        files_per_query=tuple(q.to_json() for q in _measured_or_predicted(predicted, table, plan)),
+        files_per_query=tuple(q.to_json() for q in _measured_or_predicted(predicted, table, plan)), phases_s=phases_s,
     )  # fmt: skip
+
+
+def _command_steps(started: float) -> dict[str, float]:
+    """The command line's start-up phases before a run that began at ``started`` (``time.monotonic()``)."""
+    return command_phases(time.time() - (time.monotonic() - started))
 
 
 def _figures(compute, *args):

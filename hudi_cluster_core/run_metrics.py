@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from .table import HudiTable
 
 PHASES = ("plan", "spark", "commit", "total")
+# --json's phases_s, in the order they happen (README: "Run metrics"); each present only where it was measured
+START_PHASES = ("interpreter", "imports", "checks", "plan", "session_start", "session_wait", "first_task", "tasks",
+                "commit", "metadata_table", "since_process_start")  # fmt: skip
 
 
 class PartitionFigures(Protocol):
@@ -79,6 +82,8 @@ class ResultFigures(Protocol):
     def duration_s(self) -> Mapping[str, float]: ...
     @property
     def files_per_query(self) -> tuple[dict, ...]: ...
+    @property
+    def phases_s(self) -> Mapping[str, float]: ...
 
 
 @dataclass(frozen=True)
@@ -130,6 +135,11 @@ def durations(**phases: float) -> dict[str, float]:
     return {phase: round(phases.get(phase, 0.0), 3) for phase in PHASES}
 
 
+def phase_seconds(**phases: float | None) -> dict[str, float]:
+    """``phases_s``: the phases of ``START_PHASES`` that were measured, in their order, rounded to the millisecond."""
+    return {phase: round(phases[phase], 3) for phase in START_PHASES if phases.get(phase) is not None}
+
+
 def summary(result: ResultFigures) -> str:
     """The text ``hudi-cluster run`` prints: the outcome, a line per partition, and one line of the totals."""
     head = f"{result.mode}: {result.message}" + (f" (instant {result.instant_time})" if result.instant_time else "")
@@ -176,7 +186,7 @@ def result_dict(result: ResultFigures) -> dict[str, Any]:
         "files_considered": result.files_considered, "files_skipped": result.files_skipped,
         "rows_read": result.rows_read, "rows_written": result.rows_written,
         "bytes_read": result.bytes_read, "bytes_written": result.bytes_written,
-        "duration_s": dict(result.duration_s),
+        "duration_s": dict(result.duration_s), "phases_s": dict(result.phases_s),
         "groups": list(result.groups), "partitions": [p.__dict__ for p in result.partitions],
         "rolled_back": list(result.rolled_back), "files_per_query": list(result.files_per_query),
     }  # fmt: skip

@@ -73,6 +73,10 @@ for artifact in "${S3A_ARTIFACTS[@]}"; do
 done
 [ "$jars_fetched" = 1 ] || echo "set-up: Apache Hudi ${HUDI_VERSION} bundle and S3A jars cached"
 
+# The class-data-sharing archive of Spark's classes a local run's driver JVM starts from (hudi_cluster_core/run/
+# jvm_archive.py): made once per pyspark version by a small clustering run (a minute or two); then a quick check
+step "JVM class archive of Spark ready (made once: scripts/build-jvm-archive)" .venv/bin/python scripts/build-jvm-archive
+
 # Emulators: each is (re)installed only when the installed version is not the pinned one, read from the binary's
 # build info (go version -m) and from the package's package.json, so a second run costs two quick checks.
 gcs_bin=.cache/bin/fake-gcs-server

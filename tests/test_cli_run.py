@@ -98,6 +98,15 @@ def test_schedule_then_execute_by_instant(table, capsys):
     took = executed["duration_s"]
     assert set(took) == {"plan", "spark", "commit", "total"} and took["spark"] > 0 and took["commit"] > 0
     assert took["plan"] + took["spark"] + took["commit"] <= took["total"] + 0.01
+    # where the time went, start-up included: the command line's steps, then the run's own phases, in order
+    phases = executed["phases_s"]
+    assert list(phases) == ["interpreter", "imports", "checks", "plan", "session_start", "session_wait", "first_task",
+                            "tasks", "commit", "metadata_table", "since_process_start"]  # fmt: skip
+    assert phases["plan"] == took["plan"] and phases["commit"] == took["commit"]
+    assert abs(phases["session_wait"] + phases["tasks"] - took["spark"]) <= 0.002
+    assert 0 <= phases["first_task"] < phases["tasks"] and 0 <= phases["metadata_table"] <= phases["commit"]
+    assert phases["since_process_start"] >= phases["interpreter"] + took["total"]
+    assert set(scheduled["phases_s"]) == {"interpreter", "imports", "checks", "plan", "since_process_start"}
     # show --clustering: the instant with its state, groups, partitions and bytes written
     assert main(["show", table, "--clustering", "--json"]) == 0
     (listed,) = json.loads(capsys.readouterr().out)
@@ -122,6 +131,7 @@ def test_the_api_result_is_a_dict_and_a_json_string(table):
 
     result = cluster(table, "scheduleAndExecute", {"hoodie.clustering.plan.strategy.sort.columns": "c_int"}, dry_run=True)
     assert json.loads(result.to_json()) == result.to_dict() and set(result.to_dict()) >= METRICS
+    assert result.to_dict()["phases_s"] == {"plan": result.duration_s["plan"]}  # no command line: the run's own
     assert result.summary().splitlines()[-1].startswith("  total: 12 file(s) (")
 
 
@@ -181,6 +191,7 @@ def test_setup_of_a_set_up_tree_then_the_demo_say_it_plainly(tmp_path):
     tree = tmp_path / "tree"
     (tree / "scripts").mkdir(parents=True)
     shutil.copy(REPO / "scripts" / "setup.sh", tree / "scripts")
+    shutil.copy(REPO / "scripts" / "build-jvm-archive", tree / "scripts")
     for name in (".venv", ".cache"):  # this checkout's, set up before the tests run
         (tree / name).symlink_to(REPO / name)
     installed = (REPO / ".venv" / ".hudi-cluster-installed").stat().st_mtime
@@ -189,14 +200,18 @@ def test_setup_of_a_set_up_tree_then_the_demo_say_it_plainly(tmp_path):
         (tree / project).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / project, tree / project)
         os.utime(tree / project, (installed - 60, installed - 60))  # as they were when the set-up ran
-    setup = subprocess.run(["bash", str(tree / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=300)
+    made = tmp_path / "spark-classes.jsa"  # the JVM class archive, as a set-up made it (not this checkout's own)
+    made.write_bytes(b"an archive")
+    setup = subprocess.run(["bash", str(tree / "scripts" / "setup.sh")], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "HUDI_CLUSTER_JVM_ARCHIVE": str(made)})  # fmt: skip
     said = setup.stdout + setup.stderr
     assert setup.returncode == 0, said
     lines = said.splitlines()
-    assert lines[:4] == [
+    assert lines[:5] == [
         "set-up: .venv up to date", "set-up: Apache Hudi 1.1.1 bundle and S3A jars cached",
+        "set-up: JVM class archive of Spark ready (made once: scripts/build-jvm-archive)",
         "set-up: fake-gcs-server v1.56.1 installed", "set-up: Azurite 3.35.0 installed",
-    ] and len(lines) == 5 and re.fullmatch(r"set-up done \(Java \d+\)", lines[4]), said  # fmt: skip
+    ] and len(lines) == 6 and re.fullmatch(r"set-up done \(Java \d+\)", lines[5]), said  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HUDI_CLUSTER_", "PYSPARK_", "SPARK_"))}
     demo = subprocess.run([sys.executable, "-m", "hudi_cluster_core.cli", "demo", "--base-path", str(tmp_path / "demo"),
                            "--batches", "3", "--rows-per-batch", "100"], capture_output=True, text=True, env=env,

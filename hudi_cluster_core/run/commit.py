@@ -30,6 +30,7 @@ the run stops with :class:`~hudi_cluster_core.errors.WriteConflict` and its inst
 from __future__ import annotations
 
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Mapping
 
@@ -53,17 +54,19 @@ log = logging.getLogger(__name__)
 def commit_clustering(
     table: HudiTable, plan: StoredPlan, stats: list[dict], execution=None, *, heartbeat: Heartbeat | None = None,
     wait_ms: int = 60000, metadata_enable: bool = True, disabled_indexes: Mapping[str, str] | None = None,
+    phases: dict[str, float] | None = None,
 ) -> str:
     """Write the completed replacecommit (after the MDT deltacommit, if the MDT is kept); returns its file name.
     ``metadata_enable`` is the user's ``hoodie.metadata.enable``: false drops the metadata table, as Hudi does;
-    ``disabled_indexes`` (MDT partition -> the key the user set to false) are dropped alone."""
+    ``disabled_indexes`` (MDT partition -> the key the user set to false) are dropped alone. ``phases``, when
+    given, gets the seconds the metadata table's part took (``metadata_table``)."""
     with timeline_lock(table.storage, wait_ms):
         table = table.reload()
         _check_still_ours(table, plan.instant_time, stats, heartbeat)
         _check_not_rolled_back(table, plan.instant_time, stats)
         _check_no_conflicts(table, plan)
         return _commit_locked(table, plan, stats, execution, metadata_enable=metadata_enable,
-                              disabled_indexes=disabled_indexes or {})  # fmt: skip
+                              disabled_indexes=disabled_indexes or {}, phases=phases)  # fmt: skip
 
 
 def _check_still_ours(table: HudiTable, instant_time: str, stats: list[dict], heartbeat: Heartbeat | None) -> None:
@@ -114,7 +117,8 @@ def _check_no_conflicts(table: HudiTable, plan: StoredPlan) -> None:
 
 
 def _commit_locked(table: HudiTable, plan: StoredPlan, stats: list[dict], execution=None, *,
-                   metadata_enable: bool = True, disabled_indexes: Mapping[str, str] | None = None) -> str:  # fmt: skip
+                   metadata_enable: bool = True, disabled_indexes: Mapping[str, str] | None = None,
+                   phases: dict[str, float] | None = None) -> str:  # fmt: skip
     storage, timeline = table.storage, table.timeline
     written = {s["path"] for s in stats}
     for stray in sorted(marked_files(table, plan.instant_time) - written):
@@ -138,7 +142,10 @@ def _commit_locked(table: HudiTable, plan: StoredPlan, stats: list[dict], execut
     if execution is not None and callable(getattr(execution, "execution_before_commit", None)):
         call_hook(execution, "execution_before_commit", table=table, plan=plan, write_stats=list(stats))
     commit = CommitFiles(storage, plan.instant_time, dict(write_stats), dict(replaced), table.config.props)
+    started = time.monotonic()
     mdt_completion = keep_metadata_table(table, commit, metadata_enable=metadata_enable, disabled=disabled_indexes)
+    if phases is not None:
+        phases["metadata_table"] = time.monotonic() - started
     completion = completion_after(table, plan.instant_time, mdt_completion) if layout >= 2 else None
     name = timeline.clustering_file_name(plan.instant_time, State.COMPLETED, completion)
     failpoint("before-commit-file")

@@ -162,7 +162,8 @@ def execute_plan(
     heartbeat: Heartbeat | None = None, phases: dict[str, float] | None = None,
 ) -> tuple[str, list[GroupOutcome]]:
     """Run every group of ``plan`` and commit; returns the completed file name and per-group outcomes.
-    ``phases``, when given, gets the seconds the Spark job (``spark``) and the commit (``commit``) took.
+    ``phases``, when given, gets the seconds the Spark job (``spark``), its first task's start (``first_task``), the
+    commit (``commit``) and the metadata table's part of it (``metadata_table``) took.
 
     The caller owns the instant (``heartbeat``); a failure propagates and the caller rolls back."""
     pyspark_memory = spark.sparkContext.getConf().get("spark.executor.pyspark.memory") if spark is not None else None
@@ -197,8 +198,10 @@ def execute_plan(
     group_bytes = {task.group.index: size for task, size in zip(tasks, input_bytes)}
     unit_bytes = [group_bytes[unit.group.index] // max(1, unit.units) for unit in units]
     unit_rows: list[int] = []
-    started = time.monotonic()
-    unit_results = run_group_tasks(spark, units, min(parallelism, config.max_parallelism), unit_bytes, unit_rows)
+    task_starts: list[float] = []
+    started, submitted = time.monotonic(), time.time()
+    unit_results = run_group_tasks(spark, units, min(parallelism, config.max_parallelism), unit_bytes, unit_rows,
+                                   task_starts=task_starts)  # fmt: skip
     spark_s = time.monotonic() - started
     rows_read = {task.group.index: 0 for task in tasks}
     for unit, rows in zip(units, unit_rows):
@@ -210,12 +213,16 @@ def execute_plan(
     stats = [stat for group_stats in results for stat in group_stats]
     failpoint("after-tasks")
     started = time.monotonic()
+    commit_phases: dict[str, float] = {}
     name = commit_clustering(
         table, plan, stats, tasks[0].strategy if tasks else None, heartbeat=heartbeat, wait_ms=wait_ms,
         metadata_enable=config.writer.metadata_enable, disabled_indexes=disabled_by_config(config.raw),
+        phases=commit_phases,
     )
     if phases is not None:
-        phases.update(spark=spark_s, commit=time.monotonic() - started)
+        phases.update(spark=spark_s, commit=time.monotonic() - started, **commit_phases)
+        if task_starts:  # the job's submission to its first task's first line: Python worker launch, imports
+            phases["first_task"] = max(0.0, min(task_starts) - submitted)
     outcomes = [
         GroupOutcome(
             group.partition, group.file_ids, input_bytes[i], tuple(s["path"] for s in results[i]),

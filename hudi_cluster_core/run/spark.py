@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import errors, interrupts
 from ..plugins import call_hook
-from . import digest
+from . import digest, jvm_archive
 from .progress import JobProgress
 from .progress_channel import UnitReporter
 from .spark_settings import check_active_conf, executor_environment_problem
@@ -28,11 +28,14 @@ log = logging.getLogger(__name__)
 LOG4J = Path(__file__).resolve().parent / "log4j2.properties"  # our console log for Spark (run/log4j2.properties)
 
 
-def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: dict[str, str] | None = None):
+def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: dict[str, str] | None = None, *,
+              hold_signals: bool = True):
     """The active SparkSession, or a new one (``local[*]`` by default; ``spark-submit`` sets the master).
 
     ``conf`` (e.g. from :func:`spark_settings.session_conf`) applies to a new session; an active one must already
-    have it (a JVM or executor setting cannot change once they run): otherwise this raises, naming the key."""
+    have it (a JVM or executor setting cannot change once they run): otherwise this raises, naming the key.
+    ``hold_signals``: a Ctrl-C or SIGTERM during the start is acted on once it has ended (``interrupts``); off for
+    a start in a thread of its own (``session_start``), which a signal never interrupts."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -64,14 +67,19 @@ def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: d
         effective_master = master or os.environ.get("SPARK_MASTER", "local[*]")
         if effective_master.startswith("local"):
             # the JVM only schedules (rows stay in Python): C1 alone starts faster and burns no CPU on C2
-            # compiles; the workers fork from a daemon that has the task's imports done (run/worker_daemon.py)
-            defaults["spark.driver.extraJavaOptions"] = f"{log4j_options} -XX:TieredStopAtLevel=1".strip()
+            # compiles, and Spark's classes come from the set-up's class archive (run/jvm_archive.py); the workers
+            # fork from a daemon that has the task's imports done (run/worker_daemon.py)
+            java = f"{log4j_options} -XX:TieredStopAtLevel=1 {jvm_archive.java_options()}"
+            defaults["spark.driver.extraJavaOptions"] = java.strip()
             defaults["spark.python.daemon.module"] = "hudi_cluster_core.run.worker_daemon"
     if not defaults.get("spark.driver.extraJavaOptions"):
         defaults.pop("spark.driver.extraJavaOptions", None)
     for key, value in {**defaults, **(conf or {})}.items():
         builder = builder.config(key, value)
-    with interrupts.spark_starting():  # a Ctrl-C or SIGTERM now is acted on once the start has ended
+    if hold_signals:
+        with interrupts.spark_starting():  # a Ctrl-C or SIGTERM now is acted on once the start has ended
+            spark = builder.getOrCreate()
+    else:
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("HUDI_CLUSTER_SPARK_LOG_LEVEL", "INFO" if verbose else "WARN"))
     return spark
@@ -98,10 +106,12 @@ def _quiet_default_log() -> None:
 
 def _run_units(units: list[GroupTask], unit_ids: list[int], unit_bytes: list[int], finished, channel):
     """The function of one group's Spark job: partition ``i`` runs unit ``i`` of the group (``unit_ids[i]`` of the
-    run). ``channel``: ``(address, token)`` the task sends its progress to. Yields ``(i, write stats, rows read)``;
-    rows read are counted by the group's first unit only (every unit reads all of the group's slices)."""
+    run). ``channel``: ``(address, token)`` the task sends its progress to. Yields ``(i, write stats, rows read,
+    when the task began)``; rows read are counted by the group's first unit only (every unit reads all of the
+    group's slices); the start is the worker's ``time.time()``."""
 
     def run(partition_index, _items):
+        began = time.time()  # the task's first line in its Python worker (the run's first_task phase)
         from pyspark import TaskContext
 
         context = TaskContext.get()
@@ -117,14 +127,14 @@ def _run_units(units: list[GroupTask], unit_ids: list[int], unit_bytes: list[int
         digest.check(task, stats)  # what it wrote against what it read: a mismatch fails the group
         # progress: merged on the driver when this Spark task ends
         finished.add((1, unit_bytes[partition_index], frozenset((unit_ids[partition_index],))))
-        yield partition_index, stats, reporter.rows_read if unit.unit == 0 else 0
+        yield partition_index, stats, reporter.rows_read if unit.unit == 0 else 0, began
 
     return run
 
 
 def run_group_tasks(
     spark, tasks: list[GroupTask], parallelism: int, group_bytes: list[int] | None = None,
-    rows_read: list[int] | None = None,
+    rows_read: list[int] | None = None, task_starts: list[float] | None = None,
 ) -> list[list[dict]]:
     """Run every task; returns each task's write stats, in task order. Raises if any task fails.
 
@@ -133,7 +143,8 @@ def run_group_tasks(
     model: a job per group), largest groups first, and Spark hands every free core the next waiting task, so a
     large group split in ranges keeps all cores busy while small groups come and go. ``group_bytes`` (each task's
     input bytes) weighs the progress report; measured here when not given. ``rows_read``, when given, gets each
-    group's rows read by its tasks (appended in task order: a group's count at its first unit, 0 at the others)."""
+    group's rows read by its tasks (appended in task order: a group's count at its first unit, 0 at the others);
+    ``task_starts``, when given, gets when each task began in its worker (``time.time()``, in task order)."""
     if not tasks:
         return []
     context = spark.sparkContext
@@ -146,7 +157,7 @@ def run_group_tasks(
     # largest first (planned output files, then units), so the slots finish at about the same time
     jobs = sorted(by_group.values(), key=lambda ix: (-tasks[ix[0]].group.num_output_file_groups, -len(ix)))
     slots = max(1, min(parallelism, len(jobs)))
-    outcome: dict[str, Any] = {"results": {}, "rows": {}}
+    outcome: dict[str, Any] = {"results": {}, "rows": {}, "began": {}}
     pending = list(reversed(jobs))
     lock = threading.Lock()
 
@@ -167,8 +178,9 @@ def run_group_tasks(
                     outcome.setdefault("error", exc)
                 return
             with lock:
-                outcome["results"].update({indices[unit]: stats for unit, stats, _ in results})
-                outcome["rows"].update({indices[unit]: rows for unit, _, rows in results})
+                outcome["results"].update({indices[unit]: stats for unit, stats, _, _ in results})
+                outcome["rows"].update({indices[unit]: rows for unit, _, rows, _ in results})
+                outcome["began"].update({indices[unit]: began for unit, _, _, began in results})
 
     sizes = group_bytes if group_bytes is not None else [task.input_bytes() // max(1, task.units) for task in tasks]
     progress = JobProgress(context, job_group, f"clustering {tasks[0].instant_time}", sizes)
@@ -203,6 +215,8 @@ def run_group_tasks(
     by_index = outcome["results"]
     if rows_read is not None:
         rows_read.extend(outcome["rows"][i] for i in range(len(tasks)))
+    if task_starts is not None:
+        task_starts.extend(outcome["began"][i] for i in range(len(tasks)))
     return [by_index[i] for i in range(len(tasks))]
 
 
