@@ -26,8 +26,11 @@ rep (``shape_processes.py``): ``ours`` = ``hudi-cluster run --mode scheduleAndEx
 process of its own (``local[P]``); ``delta`` = delta-rs z-order of the same rows as a Delta table (data columns
 only); ``floor`` = pyarrow reads each group's files and writes the plan's number of output files, gzip 6, no sort.
 Wall and CPU seconds of the whole process tree (JVM and Python workers included), ratios of ours to each in the
-same rep, and ``uptime``'s load before and after every shape. ``--in-session``: ours once more per rep through
-``api.cluster`` on one ``local[P]`` session (no start-up): CPU / wall says how many cores the run keeps busy.
+same rep, and ``uptime``'s load before and after every shape. ``--base-code DIR`` adds ``ours-base``: the same
+command with ``PYTHONPATH=DIR`` (an earlier commit's ``git archive``), for a before/after in one run. ``--in-session``: ours once more per rep through
+``api.cluster`` on a ``local[P]`` session of its own process, after a warm-up run (``shape_processes.py
+session``): CPU / wall says how many cores the run keeps busy. The bench process itself starts no JVM, so the
+CPU figures are the contenders' alone.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ TINY = TableSpec(rows=40_000, files=8)
 PLAN_FILES = 10_000
 HUDI_DEFAULT_TARGET = 1024**3  # hoodie.clustering.plan.strategy.target.file.max.bytes
 PROCESSES = Path(__file__).resolve().parent / "shape_processes.py"
+BASELINES = ("hudi", "delta", "floor", "ours-base")  # every ratio is one of ours over one of these
 
 
 def _load() -> list[float]:
@@ -95,7 +99,7 @@ class Shape:
 
         self.groups = planned_groups(self.source, self.options)
         self.delta_source = common.delta_table(self.spec)[0]
-        self.contenders = ["ours", "hudi", "delta", "floor"]
+        self.contenders = ["ours", "hudi", "delta", "floor"] + (["ours-base"] if args.base_code else [])
 
     def run(self, contender: str, rep: int) -> common.Sample:
         delta = contender == "delta"
@@ -104,7 +108,10 @@ class Shape:
         try:
             command, check = self._command(contender, copy, scratch)
             common.settle()
-            sample, out = common.measure(lambda: _run_process(command))
+            env = {"PYTHONPATH": str(self.args.base_code)} if contender == "ours-base" else None
+            # each process's own CPU, sampled every 0.1 s: the default also adds what a waited-for process spent
+            # to its parent's (cutime), counting a whole-process contender about twice
+            sample, out = common.measure(lambda: _run_process(command, env), reaped=False, interval=0.1)
             sample.extra = {"load": _load(), **check(copy, out)}
         finally:
             common.remove(copy)
@@ -121,7 +128,7 @@ class Shape:
             command = ours_command(copy, _plan_options(contender), self.p)
             command[command.index("scheduleAndExecute")] = "schedule"
             return command, lambda c, out: {"groups": len(last(out).get("groups") or []), "duration_s": last(out).get("duration_s")}
-        if contender == "ours":
+        if contender in ("ours", "ours-base"):  # ours-base: the same command on the code of --base-code
             command = ours_command(copy, self.options, self.p)
             return command, lambda c, out: {**_check_ours(c, self.spec.rows), **_ours_summary(last(out))}
         if contender == "hudi":
@@ -136,18 +143,18 @@ class Shape:
         job = {"groups": groups, "out": str(scratch), "threads": self.p}
         return _child("floor", job), lambda c, out: _check_floor(last(out), self.spec.rows)
 
-    def in_session(self, spark) -> common.Sample:
-        from hudi_cluster_core.api import cluster
-
+    def in_session(self, code: Path | None = None) -> common.Sample:
         copy = common.fresh_copy(self.source, f"shapes-{self.name}-session")
+        warm = common.fresh_copy(common.hudi_table(TINY)[0], f"shapes-{self.name}-session-warm-up")
         try:
-            common.settle(spark)
-            sample, result = common.measure(
-                lambda: cluster(str(copy), "scheduleAndExecute", self.options, spark=spark, parallelism=self.p), spark=spark)
-            sample.extra = {"load": _load(), "cores_busy": round(sample.cpu_seconds / sample.seconds, 3),
-                            "files": result.to_dict().get("output_files")}  # fmt: skip
+            job = {"path": str(copy), "warm": str(warm), "options": self.options, "threads": self.p}
+            common.settle()
+            result = _last_json(_run_process(_child("session", job), {"PYTHONPATH": str(code)} if code else None))
         finally:
             common.remove(copy)
+            common.remove(warm)
+        sample = common.Sample(result["seconds"], result["cpu_seconds"], peak_rss=result["peak_rss"])
+        sample.extra = {"load": _load(), "cores_busy": result["cores_busy"], "files": result["files"]}
         return sample
 
 
@@ -169,9 +176,9 @@ def _check_floor(result: dict, rows: int) -> dict:
     return result
 
 
-def run_shape(shape: Shape, reps: int, spark) -> dict:
+def run_shape(shape: Shape, reps: int, in_session: bool) -> dict:
     samples: dict[str, list[common.Sample]] = {c: [] for c in shape.contenders}
-    session: list[common.Sample] = []
+    session: dict[str, list[common.Sample]] = {}
     load_before = _load()
     orders = common.alternating_orders(shape.contenders, reps)
     for rep, order in enumerate(orders):
@@ -180,12 +187,14 @@ def run_shape(shape: Shape, reps: int, spark) -> dict:
             samples[contender].append(sample)
             print(f"[bench_shapes] {shape.name} rep {rep + 1}/{reps} {contender:>15}: {sample.seconds:7.2f}s wall, "
                   f"{sample.cpu_seconds:7.2f}s CPU  {json.dumps(sample.extra)}", flush=True)  # fmt: skip
-        if spark is not None and shape.name in ("one-group", "two-groups"):
-            session.append(shape.in_session(spark))
-            print(f"[bench_shapes] {shape.name} rep {rep + 1}/{reps} ours in session: {session[-1].seconds:.2f}s wall, "
-                  f"{session[-1].cpu_seconds:.2f}s CPU {json.dumps(session[-1].extra)}", flush=True)  # fmt: skip
-    ours = [c for c in shape.contenders if c.startswith("ours")]
-    others = [c for c in shape.contenders if not c.startswith("ours")]
+        if in_session and shape.name in ("one-group", "two-groups"):
+            for label, code in (("ours", None), ("ours-base", shape.args.base_code))[: 2 if shape.args.base_code else 1]:
+                session.setdefault(label, []).append(shape.in_session(code))
+                print(f"[bench_shapes] {shape.name} rep {rep + 1}/{reps} {label} in session: "
+                      f"{session[label][-1].seconds:.2f}s wall, {session[label][-1].cpu_seconds:.2f}s CPU "
+                      f"{json.dumps(session[label][-1].extra)}", flush=True)  # fmt: skip
+    others = [c for c in shape.contenders if c in BASELINES]
+    ours = [c for c in shape.contenders if c not in BASELINES]
     wall = {c: [s.seconds for s in v] for c, v in samples.items()}
     cpu = {c: [s.cpu_seconds for s in v] for c, v in samples.items()}
     report = {
@@ -199,11 +208,17 @@ def run_shape(shape: Shape, reps: int, spark) -> dict:
         "cpu_ratios": {f"{a}/{b}": common.ratio(cpu[a], cpu[b]) for a in ours for b in others},
         "checks": {c: [s.extra for s in v] for c, v in samples.items()},
     }  # fmt: skip
-    if session:
-        report["in_session"] = {"seconds": common.stats([s.seconds for s in session]),
-                                "cpu_seconds": common.stats([s.cpu_seconds for s in session]),
-                                "cores_busy": common.stats([s.extra["cores_busy"] for s in session]),
-                                "checks": [s.extra for s in session]}  # fmt: skip
+    report["in_session"] = {
+        label: {"seconds": common.stats([s.seconds for s in runs]), "cpu_seconds": common.stats([s.cpu_seconds for s in runs]),
+                "cores_busy": common.stats([s.extra["cores_busy"] for s in runs]), "checks": [s.extra for s in runs]}
+        for label, runs in session.items()
+    }  # fmt: skip
+    if "ours-base" in session:
+        report["in_session_ratios"] = {
+            "ours/ours-base": common.ratio([s.seconds for s in session["ours"]], [s.seconds for s in session["ours-base"]]),
+            "ours/ours-base CPU": common.ratio([s.cpu_seconds for s in session["ours"]],
+                                               [s.cpu_seconds for s in session["ours-base"]]),
+        }  # fmt: skip
     return report
 
 
@@ -222,10 +237,11 @@ def print_report(reports: list[dict]) -> None:
     print(common.fmt_table(["shape", "ratio", "wall s", "wall ratio (per rep)", "CPU s", "CPU ratio (per rep)",
                             "load"], rows))  # fmt: skip
     for r in reports:
-        if "in_session" in r:
-            s = r["in_session"]
-            print(f"{r['shape']}: ours in session {s['seconds']['median']:.2f}s wall, {s['cpu_seconds']['median']:.2f}s "
+        for label, s in r.get("in_session", {}).items():
+            print(f"{r['shape']}: {label} in session {s['seconds']['median']:.2f}s wall, {s['cpu_seconds']['median']:.2f}s "
                   f"CPU: {s['cores_busy']['median']:.2f} cores busy (per rep {s['cores_busy']['values']})")  # fmt: skip
+        for key, value in r.get("in_session_ratios", {}).items():
+            print(f"{r['shape']}: in session {key}: {value['of_medians']:.3f} (per rep {value['paired']})")
 
 
 def main(argv=None) -> int:
@@ -239,6 +255,8 @@ def main(argv=None) -> int:
     parser.add_argument("--parallelism", type=int, default=2)
     parser.add_argument("--shapes", default=None, help=f"comma-separated, of {','.join(SHAPES)} (default all)")
     parser.add_argument("--in-session", action="store_true", help="also ours in one session (one-group, two-groups)")
+    parser.add_argument("--base-code", type=Path, help="also run our CLI on the code in this directory (e.g. `git "
+                        "archive` of an earlier commit) as ours-base: before/after in the same run")
     parser.add_argument("--out", type=Path, default=OUT_DIR / "bench_shapes.json")
     args = parser.parse_args(argv)
     if args.quick:
@@ -250,15 +268,10 @@ def main(argv=None) -> int:
         print(f"--shapes: unknown shape {unknown[0]!r}; accepted: {', '.join(SHAPES)}", file=sys.stderr)
         return 2
     code_at_start, started = common.code_fingerprint(), time.perf_counter()
-    spark = common.spark_session(args.parallelism) if args.in_session else None
     reports = []
-    try:
-        for name in shapes:
-            reports.append(run_shape(Shape(name, args), reps, spark))
-            print_report(reports[-1:])
-    finally:
-        if spark is not None:
-            spark.stop()
+    for name in shapes:
+        reports.append(run_shape(Shape(name, args), reps, args.in_session))
+        print_report(reports[-1:])
     payload = {"benchmark": "bench_shapes", "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": common.machine(),
                "command": " ".join(["bench/bench_shapes.py", *(argv if argv is not None else sys.argv[1:])]),
                "code_sha256": code_at_start, "code_changed_during_run": common.code_fingerprint() != code_at_start,

@@ -10,6 +10,7 @@ KIND JSON``; each prints one JSON line (what it did, and its own work time witho
 * ``hudi`` - a Spark process with the Hudi 1.1.1 session of ``tests/support/apache_hudi.py`` (master
   ``local[threads]``) running ``CALL run_clustering(op => OP, order => SORT, options => ...)``, then stopping:
   what a Hudi user's ``spark-submit`` of that call does.
+* ``session`` - ours through ``api.cluster`` in one session, after a warm-up run: CPU / wall of the run alone.
 """
 
 from __future__ import annotations
@@ -81,6 +82,26 @@ def hudi(job: dict) -> dict:
     return {"instants": done, "work_seconds": seconds}
 
 
+def session(job: dict) -> dict:
+    """Ours in one Spark session (no start-up in the figure): a warm-up run on ``warm`` (JVM classes, the Python
+    workers and their imports), then the timed ``cluster()`` of ``path``; CPU of this process tree (its JVM and
+    Python workers), so CPU / wall is the number of cores the run kept busy."""
+    import common
+    from hudi_cluster_core.api import cluster
+
+    spark = common.spark_session(int(job["threads"]))
+    try:
+        cluster(job["warm"], "scheduleAndExecute", job["options"], spark=spark, parallelism=int(job["threads"]))
+        common.settle(spark)
+        sample, result = common.measure(
+            lambda: cluster(job["path"], "scheduleAndExecute", job["options"], spark=spark, parallelism=int(job["threads"])),
+            spark=spark, reaped=False, interval=0.1)  # fmt: skip
+    finally:
+        spark.stop()
+    return {"seconds": sample.seconds, "cpu_seconds": sample.cpu_seconds, "peak_rss": sample.peak_rss,
+            "cores_busy": round(sample.cpu_seconds / sample.seconds, 3), "files": result.to_dict().get("output_files")}  # fmt: skip
+
+
 if __name__ == "__main__":
     kind, payload = sys.argv[1], json.loads(sys.argv[2])
-    print(json.dumps({"floor": floor, "delta": delta, "hudi": hudi}[kind](payload)))
+    print(json.dumps({"floor": floor, "delta": delta, "hudi": hudi, "session": session}[kind](payload)))
