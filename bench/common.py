@@ -339,12 +339,13 @@ def _tree(root: int | None = None) -> list[int]:
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _cpu_ticks(pid: int) -> int | None:
-    """utime + stime + cutime + cstime of ``pid`` in clock ticks (None if it is gone)."""
+def _cpu_ticks(pid: int, reaped: bool = True) -> int | None:
+    """utime + stime (+ cutime + cstime of the children it reaped, when ``reaped``) of ``pid`` in clock ticks
+    (None if it is gone)."""
     try:
         with open(f"/proc/{pid}/stat") as handle:
             fields = handle.read().rsplit(")", 1)[1].split()
-        return sum(int(v) for v in fields[11:15])  # fields 14-17 of proc(5)
+        return sum(int(v) for v in fields[11 : 15 if reaped else 13])  # fields 14-17 (14-15) of proc(5)
     except (OSError, IndexError, ValueError):
         return None
 
@@ -379,8 +380,11 @@ class TreeSampler:
     so CPU seconds are steadier than wall time on a shared machine (caches and memory bandwidth stay shared).
     """
 
-    def __init__(self, interval: float = 0.25):
-        self.interval, self.start, self.peak = interval, 0, 0
+    def __init__(self, interval: float = 0.25, *, reaped: bool = True):
+        # reaped=False: each process's own CPU only. A process the tree waits for (a whole-process contender, the
+        # JVM its driver stops) is then not counted twice: once sampled, once in its parent's cutime; what a
+        # process does after its last sample (at most ``interval``) is lost instead.
+        self.interval, self.start, self.peak, self.reaped = interval, 0, 0, reaped
         self._first: dict[int, int] = {}
         self._last: dict[int, int] = {}
         self._stop = threading.Event()
@@ -390,7 +394,7 @@ class TreeSampler:
         pids = _tree()  # one walk (~4 ms with a JVM of ~70 threads) for both figures
         self.peak = max(self.peak, sum(_rss_bytes(pid) for pid in pids))
         for pid in pids:
-            ticks = _cpu_ticks(pid)
+            ticks = _cpu_ticks(pid, self.reaped)
             if ticks is not None:
                 self._first.setdefault(pid, 0)  # born during the block: started at 0 ticks
                 self._last[pid] = ticks
@@ -401,7 +405,7 @@ class TreeSampler:
 
     def __enter__(self) -> "TreeSampler":
         self.start = self.peak = tree_rss_bytes()
-        self._first = tree_cpu_ticks()
+        self._first = {pid: t for pid in _tree() if (t := _cpu_ticks(pid, self.reaped)) is not None}
         self._last = dict(self._first)
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -434,11 +438,12 @@ class Sample:
     extra: dict = field(default_factory=dict)
 
 
-def measure(fn: Callable[[], object], *, spark=None) -> tuple[Sample, object]:
+def measure(fn: Callable[[], object], *, spark=None, reaped: bool = True, interval: float = 0.25) -> tuple[Sample, object]:
     """Run ``fn`` once: wall-clock seconds (perf_counter), CPU seconds of the process tree, JVM GC seconds, and
-    the tree's peak RSS (and its growth over the RSS at the start)."""
+    the tree's peak RSS (and its growth over the RSS at the start). ``reaped=False`` for ``fn`` that starts and
+    waits for processes (see :class:`TreeSampler`): with the default their CPU is counted about twice."""
     gc_before = jvm_gc_seconds(spark) if spark is not None else 0.0
-    with TreeSampler() as tree:
+    with TreeSampler(interval, reaped=reaped) as tree:
         started = time.perf_counter()
         result = fn()
         seconds = time.perf_counter() - started

@@ -9,6 +9,7 @@ import itertools
 import os
 import struct
 import tempfile
+import threading
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -155,6 +156,55 @@ def test_base_files_use_it_for_gzip_only():
     zstd = parquet_writer(pa.BufferOutputStream(), schema, ParquetOptions(compression="zstd"))
     assert isinstance(gz, GzipParquetWriter) and not isinstance(zstd, GzipParquetWriter)
     gz.close(), zstd.close()
+
+
+def _write_counting(threads: int, tables, compressed_on: list[str]) -> tuple[bytes, list[int]]:
+    """The file a sink with ``threads`` compressing threads writes, and the output's size after each row group."""
+    sink = pa.BufferOutputStream()
+    writer = GzipParquetWriter(sink, tables[0].schema, compression_level=6, compress_threads=threads,
+                               **{**SETTINGS, "data_page_size": 4 * 1024})  # many pages in flight at once
+    gzip_once = writer.page_sink._gzip
+
+    def recording(data, level):
+        compressed_on.append(threading.current_thread().name)
+        return gzip_once(data, level)
+
+    writer.page_sink._gzip = recording
+    sizes = []
+    for table in tables:
+        writer.write_table(table, row_group_size=max(1, table.num_rows))
+        sizes.append(sink.tell())
+    writer.close()
+    return sink.getvalue().to_pybytes(), sizes
+
+
+def test_pages_compressed_on_threads_give_the_serial_file_byte_for_byte():
+    tables = [_rows(20_000), _rows(1, 20_000), _rows(7_000, 30_000)]
+    inline_threads: list[str] = []
+    pooled_threads: list[str] = []
+    serial, serial_sizes = _write_counting(0, tables, inline_threads)
+    pooled, pooled_sizes = _write_counting(3, tables, pooled_threads)
+    assert pooled == serial  # the same pages, in the same order, the same footer
+    assert pooled_sizes == serial_sizes  # a row group's pages are all out when write_table returns (file rolling)
+    assert len(pooled_threads) == len(inline_threads) > 100
+    assert set(inline_threads) == {threading.current_thread().name}
+    assert all(name.startswith("gzip-pages") for name in pooled_threads)
+    assert pq.read_table(pa.BufferReader(pooled)).equals(pa.concat_tables(tables))
+
+
+def test_a_page_whose_compression_fails_fails_the_write_and_leaves_no_footer():
+    sink = pa.BufferOutputStream()
+    writer = GzipParquetWriter(sink, _rows(1).schema, compress_threads=2, **SETTINGS)
+
+    def failing(data, level):
+        raise MemoryError("no room to compress a page")
+
+    writer.page_sink._gzip = failing
+    with pytest.raises(RuntimeError, match="could not be compressed: MemoryError.*no room"):
+        writer.write_table(_rows(5_000), row_group_size=5_000)
+    assert writer.page_sink.failed
+    writer.close()  # aborts: the file is never finished
+    assert sink.getvalue().to_pybytes() == b"PAR1"  # the magic alone: no page, no footer
 
 
 def test_spark_and_hudi_rs_read_it(spark, tmp_path):

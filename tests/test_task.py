@@ -90,3 +90,27 @@ def test_bad_file_ids_are_rejected_before_anything_is_written(tmp_path, file_ids
     with pytest.raises(PlanError, match=message):
         make_task(tmp_path).write(rows(2), num_files, file_ids=file_ids)
     assert not list((tmp_path / "p").iterdir())
+
+
+@pytest.mark.parametrize(("tasks", "cores", "threads"), [(1, 2, 2), (2, 2, 1), (3, 2, 1), (1, 4, 4), (3, 8, 2)])
+def test_tasks_with_cores_to_themselves_get_them_as_arrow_threads(tmp_path, tasks, cores, threads):
+    from hudi_cluster_core.run.execute import split_groups
+
+    group_tasks = [make_task(tmp_path) for _ in range(tasks)]  # small groups: never split
+    units = split_groups(group_tasks, [1024] * tasks, cores=cores, read_parallelism=20)
+    assert [(u.units, u.cpu_threads) for u in units] == [(1, threads)] * tasks
+
+
+def test_a_task_runs_arrow_on_its_threads_and_gives_the_pool_back(tmp_path):
+    import os
+
+    from hudi_cluster_core.run.spark import arrow_threads
+
+    before = pa.cpu_count()
+    table = rows(3000)
+    pq.write_table(table, tmp_path / "f.parquet", row_group_size=500)
+    for threads in (0, 1, 2, 64):
+        with arrow_threads(threads):
+            assert pa.cpu_count() == (before if threads == 0 else min(threads, os.cpu_count() or 1))
+            assert pq.read_table(tmp_path / "f.parquet").equals(table)  # the same rows, in the same order
+        assert pa.cpu_count() == before

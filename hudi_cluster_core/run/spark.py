@@ -13,8 +13,9 @@ import re
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .. import errors, interrupts
 from ..plugins import call_hook
@@ -121,7 +122,8 @@ def _run_units(units: list[GroupTask], unit_ids: list[int], unit_bytes: list[int
                                 len(unit.group.slices), unit.units)  # fmt: skip
         task = digest.armed(unit.with_write_token(token).with_progress(reporter))
         try:
-            stats = list(call_hook(task.strategy, "execute_group", task=task) or [])
+            with arrow_threads(unit.cpu_threads):
+                stats = list(call_hook(task.strategy, "execute_group", task=task) or [])
         finally:
             reporter.close()
         digest.check(task, stats)  # what it wrote against what it read: a mismatch fails the group
@@ -130,6 +132,23 @@ def _run_units(units: list[GroupTask], unit_ids: list[int], unit_bytes: list[int
         yield partition_index, stats, reporter.rows_read if unit.unit == 0 else 0, began
 
     return run
+
+
+@contextmanager
+def arrow_threads(threads: int) -> Iterator[None]:
+    """Arrow's CPU pool at ``threads`` (at most this machine's cores; 0: as it is) while the block runs, then back:
+    a reused worker's next task sets its own. Reads decode a file's columns on it; the rows are the same."""
+    import pyarrow as pa
+
+    if threads < 1:
+        yield
+        return
+    before = pa.cpu_count()
+    pa.set_cpu_count(max(1, min(threads, os.cpu_count() or 1)))
+    try:
+        yield
+    finally:
+        pa.set_cpu_count(before)
 
 
 def run_group_tasks(

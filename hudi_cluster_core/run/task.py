@@ -55,6 +55,7 @@ class GroupTask:
     spill_dir: str | None = None  # local directory for spill files (None: the system's temp directory)
     unit: int = 0  # which of the group's ``units`` key ranges this task writes (in-group parallelism)
     units: int = 1
+    cpu_threads: int = 0  # Arrow's CPU threads in this task (0: the worker's own); the cores no other task needs
     read_schema: ReadSchema | None = None  # the table's latest schema: every row read is in it
     key_generator: KeyGenerator | None = None  # virtual keys (hoodie.populate.meta.fields=false): record keys from it
     # the rewrite check's record of this Spark task (run/digest.py); set on the executor, shared by copies

@@ -15,12 +15,22 @@ Arrow records offsets from :meth:`GzipPageSink.tell`, the uncompressed position,
 uncompressed file's; the mapping from those offsets to the written ones is exact (every page start and end).
 Only the page kinds our writer produces are accepted: v1 data pages and dictionary pages; anything else (an
 index page, a v2 page, page indexes or parquet bloom filters in the footer) is an error, never a wrong file.
+
+Pages are compressed on a few threads of the file's own (libdeflate releases the GIL) while Arrow encodes the next ones,
+and written in the order they arrived, so the file is byte for byte the one a serial compression writes. A
+task writing one large group would otherwise use one core for encoding and deflate one after the other; with
+two cores deflate (most of a task's time) runs beside the encoding. At most ``_IN_FLIGHT_PER_THREAD`` pages per
+thread wait uncompressed (a few page sizes of memory), and every ``write_table`` ends with all of its pages
+written, so a caller measuring the output's size after a row group sees exactly what a serial sink gives it.
 """
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -41,6 +51,12 @@ _CMD_UNCOMPRESSED = 6
 _CMD_CODEC, _CMD_COMPRESSED, _CMD_DATA_PAGE, _CMD_INDEX_PAGE, _CMD_DICT_PAGE, _CMD_BLOOM = 4, 7, 9, 10, 11, 14
 
 
+# threads compressing pages beside the encoding thread: the cores of the machine, at most 4 (deflate of one
+# column chunk's pages cannot keep more busy; each waits on the encoder for its pages)
+COMPRESS_THREADS = max(1, min(4, (os.cpu_count() or 1)))
+_IN_FLIGHT_PER_THREAD = 2
+
+
 def available() -> bool:
     try:
         import deflate  # noqa: F401
@@ -54,10 +70,14 @@ class GzipPageSink:
     with every page gzipped. Call :meth:`start_footer` before the writer writes its footer (``writer.close()``),
     then :meth:`close`; :class:`GzipParquetWriter` does both."""
 
-    def __init__(self, target: Any, level: int = 6):
+    def __init__(self, target: Any, level: int = 6, threads: int | None = None):
         import deflate
 
         self._gzip = deflate.gzip_compress
+        self.threads = COMPRESS_THREADS if threads is None else max(0, threads)  # 0 or 1: compress inline
+        # pages handed to the pool, in file order: (uncompressed offset, header, header bytes, page bytes, body)
+        self._in_flight: deque[tuple[int, list, int, int, Future[bytes]]] = deque()
+        self._pool: ThreadPoolExecutor | None = None  # started with the first page, stopped with the file
         self.target = target
         self.level = level
         self._pending = bytearray()
@@ -79,7 +99,7 @@ class GzipPageSink:
         if not self._in_footer:
             try:
                 self._drain_pages()
-            except tc.ThriftError:
+            except BaseException:  # a page that cannot be rewritten, or its compression failed
                 self.failed = True
                 raise
         return len(data)
@@ -100,13 +120,31 @@ class GzipPageSink:
         """Bytes in the output so far (compressed), e.g. to roll files at a target size."""
         return self._written
 
+    def finish_pages(self) -> None:
+        """Wait for every page handed to the pool and write it: the output then holds every whole page written."""
+        try:
+            while self._in_flight:
+                self._emit_oldest()
+        except BaseException:
+            self.failed = True
+            raise
+
+    def stop_threads(self) -> None:
+        """Stop the file's compressing threads (pages still in flight are dropped: call after the footer or on abort)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        self._in_flight.clear()
+
     def start_footer(self) -> None:
         self._drain_pages()
+        self.finish_pages()
         if self._pending:
             raise tc.ThriftError(f"{len(self._pending)} bytes at offset {self._position} are not a whole parquet page")
         self._in_footer = True
 
     def close(self) -> None:
+        self.stop_threads()
         if self.closed:
             return
         self.closed = True
@@ -142,18 +180,37 @@ class GzipPageSink:
             kind = tc.get(header, _PAGE_TYPE)
             if kind not in (_DATA_PAGE, _DICTIONARY_PAGE):
                 raise tc.ThriftError(f"page type {kind} at offset {self._position}: only v1 data and dictionary pages")
-            body = self._gzip(bytes(self._pending[body_at : body_at + size]), self.level)
-            tc.set_value(header, _PAGE_COMPRESSED_SIZE, len(body))
-            if tc.get(header, _PAGE_CRC) is not None:  # the CRC covers the page as stored (compressed)
-                tc.set_value(header, _PAGE_CRC, _signed32(zlib.crc32(body)))
-            self._moved[self._position] = self._written
-            self._header_growth[self._position] = self._growth
-            new_header = tc.write_struct(header)
-            self._emit(new_header + body)
-            self._growth += len(new_header) - body_at
+            raw = bytes(self._pending[body_at : body_at + size])
+            if self.threads > 1:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="gzip-pages")
+                future = self._pool.submit(self._gzip, raw, self.level)
+            else:
+                future = Future()
+                future.set_result(self._gzip(raw, self.level))
+            self._in_flight.append((self._position, header, body_at, body_at + size, future))
             self._consume(body_at + size)
-            self._moved[self._position] = self._written
-            self._header_growth[self._position] = self._growth
+            while len(self._in_flight) > max(1, self.threads) * _IN_FLIGHT_PER_THREAD or (
+                    self._in_flight and self._in_flight[0][4].done()):  # fmt: skip
+                self._emit_oldest()
+
+    def _emit_oldest(self) -> None:
+        """The oldest page handed out, compressed, with its header rewritten: written where the pages before it end."""
+        position, header, body_at, length, future = self._in_flight.popleft()
+        failure = future.exception()
+        if failure is not None:  # raised here afresh: the pool's exception carries the other thread's frames
+            raise RuntimeError(f"page at offset {position} could not be compressed: {failure!r}") from None
+        body = future.result()
+        tc.set_value(header, _PAGE_COMPRESSED_SIZE, len(body))
+        if tc.get(header, _PAGE_CRC) is not None:  # the CRC covers the page as stored (compressed)
+            tc.set_value(header, _PAGE_CRC, _signed32(zlib.crc32(body)))
+        self._moved[position] = self._written
+        self._header_growth[position] = self._growth
+        new_header = tc.write_struct(header)
+        self._emit(new_header + body)
+        self._growth += len(new_header) - body_at
+        self._moved[position + length] = self._written
+        self._header_growth[position + length] = self._growth
 
     # -- footer
     def _rewrite_footer(self, tail: bytes) -> bytes:
@@ -216,9 +273,15 @@ class GzipParquetWriter(pq.ParquetWriter):
     """``pq.ParquetWriter`` writing GZIP pages through libdeflate into ``target`` (see the module docstring);
     ``written_bytes()`` is the compressed size so far."""
 
-    def __init__(self, target: Any, schema, *, compression_level: int = 6, **options):
-        self.page_sink = GzipPageSink(target, compression_level)
+    def __init__(self, target: Any, schema, *, compression_level: int = 6, compress_threads: int | None = None,
+                 **options):  # fmt: skip
+        self.page_sink = GzipPageSink(target, compression_level, compress_threads)
         super().__init__(self.page_sink, schema, compression="none", **options)
+
+    def write_table(self, table, row_group_size=None) -> None:
+        """As ``pq.ParquetWriter.write_table``; every page Arrow has written is in ``target`` when it returns."""
+        super().write_table(table, row_group_size)
+        self.page_sink.finish_pages()
 
     def written_bytes(self) -> int:
         return self.page_sink.written_bytes()
@@ -239,3 +302,4 @@ class GzipParquetWriter(pq.ParquetWriter):
         """Stop without a footer (the caller closes ``target``); a later ``close`` writes nothing."""
         self.is_open = False
         self.page_sink.closed = True
+        self.page_sink.stop_threads()
