@@ -456,3 +456,18 @@ def test_consistent_bucket_children_spill_past_the_budget_each_one_sorted_file(t
         assert sorted(keys) == sorted(home) and len(keys) > 500
         assert out.column("v").to_pylist() == sorted(out.column("v").to_pylist())
         assert_footer_matches(tmp_path / stat["path"])
+
+
+@given(planned=st.integers(0, 40), units=st.integers(1, 8), buckets=st.integers(1, 5))
+def test_split_tasks_share_the_planned_files_whole_and_their_ranges_in_key_order(planned, units, buckets):
+    files = out_of_core.unit_files(planned, units)
+    assert len(files) == units and sum(files) == planned and max(files) - min(files) <= 1
+    shares = out_of_core.range_shares(files, buckets)
+    if units == 1 or min(files) == 0:
+        assert shares is None  # equal ranges
+        return
+    assert shares is not None and len(shares) == units * buckets - 1
+    assert all(0 < a < b < 1 for a, b in zip(shares, shares[1:]))
+    # every task's ranges end where its files' share of the rows ends
+    ends = [shares[(unit + 1) * buckets - 1] for unit in range(units - 1)]
+    assert ends == pytest.approx([sum(files[: unit + 1]) / planned for unit in range(units - 1)])

@@ -149,3 +149,35 @@ def test_rolling_writer_rolls_files_each_holding_exactly_its_rows(batches, optio
             files.append(back)
         same_rows(pa.concat_tables(files), everything)  # in order: the files hold the rows as they were written
         same_rows(hudi_rs_rows(base), pa.concat_tables(files).sort_by("_hoodie_record_key"))
+
+
+@examples(40)
+@given(st.integers(1, 4).flatmap(lambda n: keyed_batches(batches=n, max_rows=20)), parquet_options,
+       st.integers(1, 6), st.sampled_from([1 << 40, 3000]))  # fmt: skip
+def test_rolling_writer_told_the_plan_writes_its_files_of_equal_rows(batches, options, planned, target):
+    """``expect(rows, files)``: the planned files, of equal rows (within one), when they fit the target; files
+    still keep within a target that binds (then more files than planned), and every row is written once, in order."""
+    rows = sum(b.num_rows for b in batches)
+    with tempfile.TemporaryDirectory() as base:
+        table = MinimalTable(base, batches[0].schema)
+        with table.begin() as instant:
+            context = WriteContext(table.storage.base_uri, instant, "", "0-1-0", options)
+            writer = RollingWriter(table.storage, context, target)
+            writer.expect(rows, planned)
+            written = []
+            for batch in batches:
+                full = with_meta(batch, instant)
+                writer.write(full)
+                written.append(full)
+            stats = writer.close()
+            table.complete(instant, stats)
+        counts = [stat["numWrites"] for stat in stats]
+        sizes = [os.path.getsize(table.storage.join(stat["path"])) for stat in stats]
+        if target > 1 << 30:  # nothing binds but the plan
+            assert len(stats) == max(1, min(planned, rows)), counts
+            assert max(counts) - min(counts) <= 1, counts
+        else:
+            assert all(size <= target or count <= 1 for size, count in zip(sizes, counts)), (sizes, counts)
+            assert len(stats) >= min(planned, rows)
+        back = pa.concat_tables([pq.read_table(table.storage.join(s["path"])) for s in stats])
+        same_rows(back.drop_columns(["_hoodie_file_name"]), pa.concat_tables(written).drop_columns(["_hoodie_file_name"]))

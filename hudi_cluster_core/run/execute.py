@@ -139,7 +139,7 @@ def _layout(execution, settings) -> str:
 def split_groups(tasks: list[GroupTask], input_bytes: list[int], *, cores: int, read_parallelism: int) -> list[GroupTask]:
     """Every group as its units of work: a large group whose strategy writes with ``write_sorted`` is split by
     sort-key range into up to ``read_parallelism`` tasks, enough to give it the cores the other groups leave
-    idle; any other group stays one task. Each unit gets ``cores`` / units Arrow threads (at least one). Only groups whose files could reach ``hudi.cluster.task.split.min.bytes``
+    idle, but no more tasks than the plan's output files; any other group stays one task. Each unit gets ``cores`` / units Arrow threads (at least one). Only groups whose files could reach ``hudi.cluster.task.split.min.bytes``
     per task in memory have their footers read here."""
     idle = max(1, cores // max(1, len(tasks)))
     min_unit = out_of_core.split_min_bytes(tasks[0].settings) if tasks else out_of_core.MIN_UNIT_BYTES
@@ -153,6 +153,8 @@ def split_groups(tasks: list[GroupTask], input_bytes: list[int], *, cores: int, 
                 count = out_of_core.units_for_group(
                     size, idle_cores=idle, read_parallelism=read_parallelism, min_unit_bytes=min_unit
                 )
+                # each task writes whole planned files (out_of_core.unit_files): never more tasks than files
+                count = max(1, min(count, task.group.num_output_file_groups))
         units.extend(replace(task, unit=unit, units=count) for unit in range(count))
     # Spark starts Python workers with OMP_NUM_THREADS=1, which Arrow takes as the size of its CPU pool: a task
     # with cores to itself (fewer tasks than cores) decodes its input columns on them

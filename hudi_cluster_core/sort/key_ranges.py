@@ -9,7 +9,7 @@ keys always land in one range, so the ranges written one after the other keep th
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -22,14 +22,16 @@ def _ascending(keys: pa.Table) -> list[tuple[str, str]]:
     return [(name, "ascending") for name in keys.column_names]
 
 
-def choose_boundaries(sample_keys: pa.Table, ranges: int) -> pa.Table:
+def choose_boundaries(sample_keys: pa.Table, ranges: int, shares: Sequence[float] | None = None) -> pa.Table:
     """Up to ``ranges - 1`` ascending, distinct key rows that cut ``sample_keys`` into ``ranges`` shares of about
-    equal size (fewer when the sample has fewer distinct keys). An empty table means one range."""
+    equal size (fewer when the sample has fewer distinct keys). An empty table means one range. ``shares``: the
+    ``ranges - 1`` cuts as ascending fractions of the sample instead (ranges of unequal size)."""
     rows = sample_keys.num_rows
     if ranges <= 1 or rows == 0:
         return sample_keys.slice(0, 0)
     ordered = sample_keys.take(pc.sort_indices(sample_keys, sort_keys=_ascending(sample_keys)))
-    cuts = np.unique(np.clip(np.ceil(np.arange(1, ranges) * rows / ranges).astype(np.int64), 0, rows - 1))
+    fractions = np.arange(1, ranges) / ranges if shares is None else np.asarray(shares, float)
+    cuts = np.unique(np.clip(np.ceil(fractions * rows).astype(np.int64), 0, rows - 1))
     candidates = ordered.take(pa.array(cuts))
     # sorted, so equal candidates are neighbours: keep the first (an equal second would make an empty range)
     same_as_previous = np.ones(max(0, len(cuts) - 1), bool)

@@ -162,9 +162,11 @@ def _write_sorted(task: Task, size: GroupSize, columns: list[str], layout: str, 
     allowance = range_allowance(task)
     per_unit = _arrow_bytes(task, size) / max(1, task.units)
     buckets = 1 if per_unit <= allowance else math.ceil(per_unit / (allowance * RANGE_FILL))
+    planned = task.group.num_output_file_groups
     if task.units == 1 and buckets == 1:
         rows = task.read_arrow(_whole_group=True)
         in_memory: SortKey = key or ColumnsKey(columns, layout, rows.column_names)
+        writer.expect(rows.num_rows, planned)
         write_ordered(rows, in_memory, writer)
         return
     schema = _target_schema(task, size)
@@ -176,16 +178,41 @@ def _write_sorted(task: Task, size: GroupSize, columns: list[str], layout: str, 
             writer.write(batch)
         return
     check_sort_columns(columns, schema.names, error=PlanError)
+    files = unit_files(planned, task.units)
     key, boundaries = _sample_boundaries(task, key or ColumnsKey(columns, layout, schema.names), task.units * buckets,
-                                         size, schema)  # fmt: skip
+                                         size, schema, range_shares(files, buckets))  # fmt: skip
     writer.write(schema.empty_table())  # a task without rows still writes one (empty) file, as GroupTask.write does
     with spill_directory(task) as spill_dir:
         spill = RangeSpill(spill_dir, schema, buckets, keep_in_memory=allowance)
-        for run in routed(_group_batches(task, schema), key, boundaries, task.unit * buckets, spill,
-                          task.note_input).filled():  # fmt: skip
+        runs = routed(_group_batches(task, schema), key, boundaries, task.unit * buckets, spill,
+                      task.note_input).filled()  # fmt: skip
+        writer.expect(sum(run.rows for run in runs), files[task.unit])
+        for run in runs:
             # one range in memory at a time (cut again when it is larger than the allowance)
             write_run(run, key, writer, allowance, spill_dir, schema)
             pa.default_memory_pool().release_unused()  # give the freed range back before the next one
+
+
+def unit_files(planned: int, units: int) -> list[int]:
+    """The plan's output files of a group split across ``units`` tasks, as each task's share: whole files, in
+    key order, adding up to ``planned`` (a task's key ranges then hold its files' rows, as Hudi gives each output
+    file group its own partition of the sorted rows)."""
+    cuts = [math.floor(planned * unit / units + 0.5) for unit in range(units + 1)]
+    return [high - low for low, high in zip(cuts, cuts[1:])]
+
+
+def range_shares(files: list[int], buckets: int) -> list[float] | None:
+    """Where the group's ``len(files) * buckets`` key ranges are cut, as fractions of its rows: each task's
+    ranges hold its share of the planned files, cut into ``buckets`` equal ranges. None (equal ranges) when a
+    task would get no file."""
+    planned = sum(files)
+    if len(files) == 1 or not planned or min(files) == 0:
+        return None
+    shares, done = [], 0
+    for count in files:
+        shares.extend((done + count * bucket / buckets) / planned for bucket in range(buckets))
+        done += count
+    return shares[1:]
 
 
 def _arrow_bytes(task: Task, size: GroupSize) -> float:
@@ -276,15 +303,15 @@ def slice_batches(task: Task, schema: pa.Schema) -> Iterator[tuple[InputSlice, p
             yield input_slice, _conform(pa.concat_tables(pending), schema, where)
 
 
-def _sample_boundaries(task: Task, key: SortKey, ranges: int, size: GroupSize,
-                       schema: pa.Schema) -> tuple[SortKey, pa.Table]:  # fmt: skip
+def _sample_boundaries(task: Task, key: SortKey, ranges: int, size: GroupSize, schema: pa.Schema,
+                       shares: list[float] | None = None) -> tuple[SortKey, pa.Table]:  # fmt: skip
     """The key fitted to the group (when it asks for a sample of ``key.sample_size`` rows) and the boundaries
     of ``ranges`` key ranges, both from evenly spaced rows of the base files' key columns (every slice's rows,
     hudi-rs-merged, when the group has no base file): the same samples in every task of the group."""
     if key.sample_size:
         key = key.with_sample(_sample(task, key.columns, key.sample_size, size, schema))
     sample = _sample(task, key.columns, min(MAX_SAMPLE_ROWS, ranges * SAMPLE_ROWS_PER_RANGE), size, schema)
-    return key, choose_boundaries(key.keys(sample), ranges)
+    return key, choose_boundaries(key.keys(sample), ranges, shares)
 
 
 def _sample(task: Task, columns: list[str], wanted: int, size: GroupSize, schema: pa.Schema) -> pa.Table:

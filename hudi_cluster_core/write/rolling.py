@@ -73,6 +73,17 @@ class RollingWriter:
         self._rows_seen = 0
         self.file_id = file_id  # the one file's id when the caller names it (a bucket index's file group)
         self.observe = observe
+        self._expected_rows: int | None = None  # rows still to come and files planned for them (``expect``)
+        self._planned_files = 0
+        self._row_cap: int | None = None  # the open file's share of the expected rows
+
+    def expect(self, rows: int, files: int) -> None:
+        """``rows`` rows are to come, planned as ``files`` files (the plan's numOutputFileGroups): files then
+        close at an equal share of the rows still to come (recomputed per file), or earlier when full, so a plan
+        whose estimate holds is written as planned, with files of equal rows rather than full files and a
+        remainder. Files past the planned count roll at the target alone. Call it before the rows."""
+        self._expected_rows = max(0, rows) if files > 0 else None
+        self._planned_files = max(0, files)
 
     def write(self, table: pa.Table) -> None:
         table = corrupt(table)  # tests only (HUDI_CLUSTER_CORRUPT): the rewrite check must stop it
@@ -92,7 +103,9 @@ class RollingWriter:
             assert open_file is not None
             per_row = self._compressed_per_row or in_memory_per_row
             wanted = min(row_group_rows, table.num_rows - offset)
-            rows = self._rows_that_fit(open_file, table, per_row, wanted)
+            if self._row_cap is not None:
+                wanted = min(wanted, max(0, self._row_cap - open_file.rows))
+            rows = self._rows_that_fit(open_file, table, per_row, wanted) if wanted else 0
             if rows == 0 and open_file.rows:
                 self._finish(open_file)  # full: the rows go to the next file
                 continue
@@ -101,7 +114,8 @@ class RollingWriter:
                 rows = max(1, rows // 4)  # a guessed size per row: measure a quarter before filling the file
             self._write_chunk(open_file, table.slice(offset, rows))
             offset += rows
-            if self._room(open_file, table, self._compressed_per_row or per_row) < ROLL_SLACK * self.target_bytes:
+            capped = self._row_cap is not None and open_file.rows >= self._row_cap
+            if capped or self._room(open_file, table, self._compressed_per_row or per_row) < ROLL_SLACK * self.target_bytes:
                 self._finish(open_file)
 
     def _room(self, open_file: _OpenFile, table: pa.Table, per_row: float, more_rows: int = 1) -> float:
@@ -167,6 +181,11 @@ class RollingWriter:
     def _open(self) -> None:
         if self.file_id is not None and self.stats:
             raise ValueError(f"file {self.file_id} would roll: a writer with a named file id writes one file")
+        self._row_cap = None
+        if self._expected_rows is not None and self._planned_files > len(self.stats):
+            written = sum(stat["numWrites"] for stat in self.stats)
+            left = self._planned_files - len(self.stats)
+            self._row_cap = max(1, math.ceil((self._expected_rows - written) / left))
         file_id, name, relative = new_base_file(self.storage, self.context, self.file_id)
         sink = self.storage.fs.open_output_stream(self.storage.join(relative))
         self._file = _OpenFile(file_id, name, relative, sink, None, time.monotonic())
