@@ -5,9 +5,9 @@ instant per group, each committed as soon as it is written.
 the first instant committed, and inside the second (its files written, not committed). The rerun rolls a killed
 instant back and runs it again, then the rest, rewriting only what was not committed; Apache Hudi and hudi-rs
 read every row once throughout.
-``make soak`` (``HUDI_PARTIAL_CRASH=1``; the file then takes ~2 minutes on two busy cores) adds the crash between two instants with
-Apache Hudi's metadata table validator and an upsert by Apache Hudi's writer after, and a crash inside the first
-instant's Spark task (a file written, nothing committed)."""
+``make soak`` (``HUDI_PARTIAL_CRASH=1``; the file then takes ~2 minutes on two busy cores) adds the crash between
+two instants with Apache Hudi's metadata table validator and an upsert by Apache Hudi's writer after, and a crash
+inside the first instant's Spark task (a file written, nothing committed)."""
 
 from __future__ import annotations
 
