@@ -206,6 +206,7 @@ def main(argv=None) -> int:
     parser.add_argument("--layouts", default="linear,z-order,hilbert", help="of linear, z-order, hilbert")
     parser.add_argument("--parallelism", type=int, default=2, help="Spark local[N] (default 2)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reps", type=int, help="accepted (run_all.py passes it on); one run per layout: no timings")
     args = parser.parse_args(argv)
     args.rows = args.rows or (200_000 if args.quick else 2_000_000)
     args.files = args.files or (100 if args.quick else 200)

@@ -88,6 +88,44 @@ def test_predicted_curve_rewrite_splits_inputs_that_all_span_one_box(layout):
             assert f.point_after <= f.range_after < 2.5
 
 
+@pytest.mark.parametrize("layout", ["z-order", "hilbert"])
+def test_a_dry_run_predicts_files_per_query_of_the_writers_curve_order(tmp_path, layout):
+    """A dry run (no Spark) on random rows in files that each span the whole x-y square: its prediction after a
+    curve layout is within 15% of the files per query of the table's own rows put in the writer's curve order
+    (``sort.curves``, what a task sorts by) and cut into the planned files of equal rows."""
+    from hudi_cluster_core.api import cluster
+    from hudi_cluster_core.sort.curves import curve_sort_indices
+    from hudi_cluster_core.writer.append import append
+
+    base = tmp_path / "t"
+    rng = np.random.default_rng(5)
+    for commit in range(4):
+        rows = pa.table({"id": [f"k{commit}-{i:05d}" for i in range(8000)], "x": rng.random(8000), "y": rng.random(8000)})
+        append(base, rows, table_name="curve", record_key="id", files_per_partition=4, metadata_enable=False)
+    options = {"hoodie.clustering.plan.strategy.class": "space-curve", "hoodie.layout.optimize.strategy": layout,
+               "hoodie.clustering.plan.strategy.sort.columns": "x,y",
+               "hoodie.clustering.plan.strategy.max.bytes.per.group": str(1 << 30),
+               "hoodie.clustering.plan.strategy.target.file.max.bytes": str(60_000),
+               "hoodie.index.bloom.num_entries": "100", "hoodie.bloom.index.filter.dynamic.max.entries": "200"}
+    dry = cluster(str(base), "scheduleAndExecute", options, dry_run=True)
+    outputs = dry.output_files
+    assert dry.input_file_groups == 16 and outputs >= 6, dry.output_files
+    predicted = {q["column"]: q["point_query_files"] for q in dry.files_per_query}
+
+    files = [p for p in base.rglob("*.parquet") if ".hoodie" not in p.parts]
+    rows = pa.concat_tables(pq.read_table(p) for p in files)
+    ordered = rows.take(curve_sort_indices(rows, ["x", "y"], layout))
+    cuts = np.linspace(0, ordered.num_rows, outputs + 1).astype(int)
+    for column in ("x", "y"):
+        values = ordered.column(column).to_numpy()
+        lows = [values[a:b].min() for a, b in zip(cuts, cuts[1:])]
+        highs = [values[a:b].max() for a, b in zip(cuts, cuts[1:])]
+        written = expected_files(lows, highs, list(np.diff(cuts)))
+        before, after = predicted[column]
+        assert before == pytest.approx(16.0, abs=0.1)
+        assert after == pytest.approx(written, rel=0.15), (layout, column, after, written)
+
+
 @pytest.fixture(scope="module")
 def table(tmp_path_factory) -> tuple[str, list[str]]:
     """(path, instants): 4 appends of 40 rows to 2 partitions, each commit a file per partition whose 'amount'

@@ -5,8 +5,9 @@ instant per group, each committed as soon as it is written.
 the first instant committed, and inside the second (its files written, not committed). The rerun rolls a killed
 instant back and runs it again, then the rest, rewriting only what was not committed; Apache Hudi and hudi-rs
 read every row once throughout.
-``make soak`` (``HUDI_PARTIAL_CRASH=1``, ~3 minutes on two busy cores) adds the crash between two instants with
-Apache Hudi's metadata table validator and an upsert by Apache Hudi's writer after."""
+``make soak`` (``HUDI_PARTIAL_CRASH=1``; the file then takes ~2 minutes on two busy cores) adds the crash between
+two instants with Apache Hudi's metadata table validator and an upsert by Apache Hudi's writer after, and a crash
+inside the first instant's Spark task (a file written, nothing committed)."""
 
 from __future__ import annotations
 
@@ -123,7 +124,37 @@ def soak_test_a_crash_between_instants_loses_nothing_committed_and_the_rerun_doe
     assert read_hudi_snapshot(spark, base).num_rows == before_hudi.num_rows
 
 
+def soak_test_a_crash_inside_a_spark_task_is_rolled_back_and_every_instant_completes(spark, tmp_path):
+    base = str(tmp_path / "t")
+    make_table(base, 9)
+    before_rs, before_hudi = read_hudi_rs(base), read_hudi_snapshot(spark, base)
+    # the first instant's Spark task kills the driver once it wrote a file: nothing committed, all three pending
+    crashed = run_cli(base, "--hoodie-conf", f"{PARTIAL}=1", failpoint="task-after-first-file")
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr[-2000:]
+    timeline = load_table(base).timeline
+    assert not [i for i in timeline.completed() if i.action == "replacecommit"]
+    pending = sorted(i.time for i in timeline.pending_clustering)
+    assert [timeline.get(t).state.name for t in pending] == ["INFLIGHT", "REQUESTED", "REQUESTED"], pending
+    assert files_of_uncommitted_instants(base), "the task wrote no file before it was killed"
+    assert_same_rows(before_rs, read_hudi_rs(base), labels=("before", "crash (hudi-rs)"))
+    assert_same_rows(before_hudi, read_hudi_snapshot(spark, base), labels=("before", "crash (hudi)"))
+
+    result = cluster(base, "scheduleAndExecute", {PARTIAL: "1"}, spark=spark, retry_last_failed_clustering_job=True)
+    assert result.instant_time == pending[0]
+    timeline = load_table(base).timeline
+    assert sorted(i.time for i in timeline.completed() if i.action == "replacecommit") == pending
+    assert {fid for g in result.groups for fid in g["input_file_ids"]} == set().union(
+        *(replaced_file_ids(base, t) for t in pending))
+    assert files_of_uncommitted_instants(base) == []
+    assert_same_rows(before_rs, read_hudi_rs(base), labels=("before", "after rerun (hudi-rs)"))
+    assert_same_rows(before_hudi, read_hudi_snapshot(spark, base), labels=("before", "after rerun (hudi)"))
+    validate_metadata_table(spark, base)
+
+
 if os.environ.get("HUDI_PARTIAL_CRASH"):  # make soak's variant (module docstring)
     test_a_crash_between_instants_loses_nothing_committed_and_the_rerun_does_the_rest = (
         soak_test_a_crash_between_instants_loses_nothing_committed_and_the_rerun_does_the_rest
+    )
+    test_a_crash_inside_a_spark_task_is_rolled_back_and_every_instant_completes = (
+        soak_test_a_crash_inside_a_spark_task_is_rolled_back_and_every_instant_completes
     )

@@ -39,6 +39,12 @@ def _pyplot():
     return plt
 
 
+def _ticker():
+    import matplotlib.ticker
+
+    return matplotlib.ticker
+
+
 def require_matplotlib() -> None:
     """ConfigError (one line, exit 2) when matplotlib is not installed."""
     _pyplot()
@@ -69,6 +75,9 @@ def size_chart(after: LayoutReport, before: LayoutReport | None, directory: Path
         low, high = (drawn[0][0], drawn[0][1]) if drawn else (0, 1)
         width = (high - low) * 0.8 if high > low else max(1.0, 0.1 * low)
         ax.bar([(low + high) / 2 for low, high, _ in drawn], [n for _, _, n in drawn], width=width, color=color)
+        # whole bytes with separators, slanted: sizes a few bytes apart would otherwise print as one run of digits
+        ax.xaxis.set_major_formatter(_ticker().FuncFormatter(lambda value, _: f"{value:,.0f}"))
+        ax.tick_params(axis="x", labelrotation=30)
         ax.set_xlabel("base file size (bytes)")
         ax.set_ylabel("files")
         ax.set_title(f"{label} file sizes".strip())

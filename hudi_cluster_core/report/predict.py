@@ -23,8 +23,8 @@ figures differ only by where the file boundaries fall.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
 import math
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
