@@ -427,7 +427,8 @@ def _stalled_claimer(base: str, instant: str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HUDI_CLUSTER_")}
     env["HUDI_CLUSTER_FAILPOINT"] = "after-inflight"
     return subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=Path(__file__).resolve().parents[1])  # fmt: skip
 
 
 def test_a_run_held_up_after_its_claim_never_undoes_the_run_that_took_over(tmp_path):

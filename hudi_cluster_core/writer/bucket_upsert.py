@@ -13,10 +13,10 @@
 4. **Write** one log file (one Avro data block) per file group, each a unit of work (``run_units``: here, or as
    Spark tasks); readers merge it with the slice by the ordering field, as for Hudi's own log files.
 5. **Commit** (``writer.instant``, action ``deltacommit``; begun only if no clean began and no instant of the
-   read was archived since step 2, else the table is read again): under the timeline lock, a clustering that completed
-   meanwhile and replaced a file group this write appended to fails the write (its log would be hidden), unless
-   the records were duplicated into that very clustering's buckets; then the metadata table (``files``
-   partition) and the completed deltacommit. A failure anywhere undoes the instant.
+   read was archived since step 2, else the table is read again): under the timeline lock, a clustering that
+   completed meanwhile and replaced a file group this write appended to fails the write (its log would be
+   hidden), unless the records were duplicated into that very clustering's buckets; then the metadata table
+   (``files`` partition) and the completed deltacommit. A failure anywhere undoes the instant.
 
 Limits: the batch is routed in the driver (its rows shipped to the tasks); the metadata table is kept when it has only the ``files``
 partition (other indexes of log records are refused before writing).

@@ -97,7 +97,8 @@ def clean(uri: str) -> str | None:
     return instant
 
 
-NOT_COMMITS = ("clean", "rollback", "savepoint", "restore", "indexing", "schemacommit")  # outside Hudi's commits timeline
+# actions outside Hudi's commits timeline (commits, deltacommits, replacecommits, clusterings, compactions)
+NOT_COMMITS = ("clean", "rollback", "savepoint", "restore", "indexing", "schemacommit")
 
 
 def earliest_commit_to_retain(timeline) -> str | None:
