@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -116,12 +117,12 @@ def critical(job: dict) -> dict:
     from hudi_cluster_core.config import load_config
     from hudi_cluster_core.plugins import call_hook, default_registry
     from hudi_cluster_core.run.execute import build_tasks, load_stored_plan
-    from hudi_cluster_core.run.spark import arrow_threads
+    from hudi_cluster_core.run.spark import task_threads
     from hudi_cluster_core.table import load_table
     from hudi_cluster_core.write import gzip_pages
 
     pa.set_cpu_count(1)  # a Spark worker's (OMP_NUM_THREADS=1)
-    threads = gzip_pages.COMPRESS_THREADS
+    threads = min(os.cpu_count() or 1, 4)  # one group on this machine: every core (execute.split_groups)
     runs: list[dict] = []
     for rep in range(int(job["reps"])):
         for label, compress, arrow in (("before", 0, 0), ("after", threads, threads))[:: 1 if rep % 2 == 0 else -1]:
@@ -131,16 +132,18 @@ def critical(job: dict) -> dict:
                 table = load_table(str(copy))
                 plan = load_stored_plan(table, scheduled.instant_time)
                 task = build_tasks(table, plan, load_config(None, [], dict(job["options"])), default_registry())[0]
-                gzip_pages.COMPRESS_THREADS = compress
                 common.settle()
                 wall, cpu, main = time.perf_counter(), time.process_time(), time.thread_time()
-                with arrow_threads(arrow):
-                    stats = call_hook(task.strategy, "execute_group", task=task)
+                default, gzip_pages.COMPRESS_THREADS = gzip_pages.COMPRESS_THREADS, compress
+                try:
+                    with task_threads(arrow):  # Arrow's pool and the page compression threads, as a Spark task sets them
+                        stats = call_hook(task.strategy, "execute_group", task=task)
+                finally:
+                    gzip_pages.COMPRESS_THREADS = default
                 runs.append({"label": label, "wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
                              "main_thread_cpu": time.thread_time() - main, "files": len(stats),
                              "bytes": sum(s["fileSizeInBytes"] for s in stats)})  # fmt: skip
             finally:
-                gzip_pages.COMPRESS_THREADS = threads
                 common.remove(copy)
     return {"runs": runs, "threads": threads}
 
