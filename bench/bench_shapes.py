@@ -244,6 +244,27 @@ def print_report(reports: list[dict]) -> None:
             print(f"{r['shape']}: in session {key}: {value['of_medians']:.3f} (per rep {value['paired']})")
 
 
+def critical_path(args, reps: int) -> dict:
+    """``shape_processes.py critical`` on the one-group table: medians of main-thread and process CPU, before/after."""
+    import statistics
+
+    spec = TableSpec(rows=args.rows, files=args.files, partitioned=False)
+    job = {"source": str(common.hudi_table(spec)[0]), "options": _options("one-group", spec, {}, args.parallelism),
+           "reps": max(2, reps)}  # fmt: skip
+    load_before = _load()
+    result = _last_json(_run_process(_child("critical", job)))
+    summary = {"load_before": load_before, "load_after": _load(), **result}
+    for label in ("before", "after"):
+        runs = [r for r in result["runs"] if r["label"] == label]
+        summary[label] = {k: statistics.median(r[k] for r in runs) for k in ("wall", "cpu", "main_thread_cpu")}
+    b, a = summary["before"], summary["after"]
+    print(f"\none group in-process (load {load_before[0]}-{summary['load_after'][0]}): main-thread CPU {b['main_thread_cpu']:.2f} "
+          f"-> {a['main_thread_cpu']:.2f} s of {b['cpu']:.2f} -> {a['cpu']:.2f} s process CPU; with free cores the wall "
+          f"is at least max(main thread, CPU / cores): {max(b['main_thread_cpu'], b['cpu'] / 2):.2f} -> "
+          f"{max(a['main_thread_cpu'], a['cpu'] / 2):.2f} s on 2 cores")  # fmt: skip
+    return summary
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="half the rows and files, 1 rep, no plan-10k")
@@ -257,12 +278,15 @@ def main(argv=None) -> int:
     parser.add_argument("--in-session", action="store_true", help="also ours in one session (one-group, two-groups)")
     parser.add_argument("--base-code", type=Path, help="also run our CLI on the code in this directory (e.g. `git "
                         "archive` of an earlier commit) as ours-base: before/after in the same run")
+    parser.add_argument("--critical-path", action="store_true", help="also the one-group task in-process, its "
+                        "work inline vs on threads: main-thread CPU against the process's (load-independent)")
     parser.add_argument("--out", type=Path, default=OUT_DIR / "bench_shapes.json")
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.files = args.rows // 2, args.files // 2
     reps = args.reps or (1 if args.quick else 2)
-    shapes = args.shapes.split(",") if args.shapes else [s for s in SHAPES if not (args.quick and s == "plan-10k")]
+    shapes = ([s for s in args.shapes.split(",") if s] if args.shapes is not None  # "": none (--critical-path alone)
+              else [s for s in SHAPES if not (args.quick and s == "plan-10k")])
     unknown = [s for s in shapes if s not in SHAPES]
     if unknown:
         print(f"--shapes: unknown shape {unknown[0]!r}; accepted: {', '.join(SHAPES)}", file=sys.stderr)
@@ -272,11 +296,12 @@ def main(argv=None) -> int:
     for name in shapes:
         reports.append(run_shape(Shape(name, args), reps, args.in_session))
         print_report(reports[-1:])
+    critical = critical_path(args, reps) if args.critical_path else None
     payload = {"benchmark": "bench_shapes", "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": common.machine(),
                "command": " ".join(["bench/bench_shapes.py", *(argv if argv is not None else sys.argv[1:])]),
                "code_sha256": code_at_start, "code_changed_during_run": common.code_fingerprint() != code_at_start,
                "parallelism": args.parallelism, "reps": reps, "seconds_total": round(time.perf_counter() - started, 1),
-               "shapes": reports}  # fmt: skip
+               "shapes": reports, "critical_path": critical}  # fmt: skip
     common.write_json(args.out, payload)
     print_report(reports)
     print(f"\nwritten {args.out} ({payload['seconds_total']} s)")

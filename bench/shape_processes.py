@@ -11,12 +11,15 @@ KIND JSON``; each prints one JSON line (what it did, and its own work time witho
   ``local[threads]``) running ``CALL run_clustering(op => OP, order => SORT, options => ...)``, then stopping:
   what a Hudi user's ``spark-submit`` of that call does.
 * ``session`` - ours through ``api.cluster`` in one session, after a warm-up run: CPU / wall of the run alone.
+* ``critical`` - one group's task in-process, before/after its work was spread over threads: the main thread's
+  CPU (the critical path, which no other core can take over) against the whole process's.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -102,6 +105,50 @@ def session(job: dict) -> dict:
             "cores_busy": round(sample.cpu_seconds / sample.seconds, 3), "files": result.to_dict().get("output_files")}  # fmt: skip
 
 
+def critical(job: dict) -> dict:
+    """One group's task in this process (no Spark), Arrow's CPU pool at one thread as in a Spark worker: main-thread
+    CPU seconds (the critical path: what no other core can take over) against the process's, with the page
+    compression inline and Arrow on one thread (``before``: the task as it was) and with both on their threads
+    (``after``), alternating, each on a fresh copy. The files must come out the same size (same content)."""
+    import pyarrow as pa
+
+    import common
+    from hudi_cluster_core.api import cluster
+    from hudi_cluster_core.config import load_config
+    from hudi_cluster_core.plugins import call_hook, default_registry
+    from hudi_cluster_core.run.execute import build_tasks, load_stored_plan
+    from hudi_cluster_core.run.spark import task_threads
+    from hudi_cluster_core.table import load_table
+    from hudi_cluster_core.write import gzip_pages
+
+    pa.set_cpu_count(1)  # a Spark worker's (OMP_NUM_THREADS=1)
+    threads = min(os.cpu_count() or 1, 4)  # one group on this machine: every core (execute.split_groups)
+    runs: list[dict] = []
+    for rep in range(int(job["reps"])):
+        for label, compress, arrow in (("before", 0, 0), ("after", threads, threads))[:: 1 if rep % 2 == 0 else -1]:
+            copy = common.fresh_copy(Path(job["source"]), f"critical-{label}")
+            try:
+                scheduled = cluster(str(copy), "schedule", job["options"])
+                table = load_table(str(copy))
+                plan = load_stored_plan(table, scheduled.instant_time)
+                task = build_tasks(table, plan, load_config(None, [], dict(job["options"])), default_registry())[0]
+                common.settle()
+                wall, cpu, main = time.perf_counter(), time.process_time(), time.thread_time()
+                default, gzip_pages.COMPRESS_THREADS = gzip_pages.COMPRESS_THREADS, compress
+                try:
+                    with task_threads(arrow):  # Arrow's pool and the page compression threads, as a Spark task sets them
+                        stats = call_hook(task.strategy, "execute_group", task=task)
+                finally:
+                    gzip_pages.COMPRESS_THREADS = default
+                runs.append({"label": label, "wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
+                             "main_thread_cpu": time.thread_time() - main, "files": len(stats),
+                             "bytes": sum(s["fileSizeInBytes"] for s in stats)})  # fmt: skip
+            finally:
+                common.remove(copy)
+    return {"runs": runs, "threads": threads}
+
+
 if __name__ == "__main__":
     kind, payload = sys.argv[1], json.loads(sys.argv[2])
-    print(json.dumps({"floor": floor, "delta": delta, "hudi": hudi, "session": session}[kind](payload)))
+    print(json.dumps({"floor": floor, "delta": delta, "hudi": hudi, "session": session,
+                                               "critical": critical}[kind](payload)))

@@ -101,16 +101,18 @@ def test_tasks_with_cores_to_themselves_get_them_as_arrow_threads(tmp_path, task
     assert [(u.units, u.cpu_threads) for u in units] == [(1, threads)] * tasks
 
 
-def test_a_task_runs_arrow_on_its_threads_and_gives_the_pool_back(tmp_path):
+def test_a_task_runs_arrow_and_page_compression_on_its_threads_and_gives_them_back(tmp_path):
     import os
 
-    from hudi_cluster_core.run.spark import arrow_threads
+    from hudi_cluster_core.run.spark import task_threads
+    from hudi_cluster_core.write import gzip_pages
 
-    before = pa.cpu_count()
+    arrow_before, compress_before = pa.cpu_count(), gzip_pages.COMPRESS_THREADS
     table = rows(3000)
     pq.write_table(table, tmp_path / "f.parquet", row_group_size=500)
     for threads in (0, 1, 2, 64):
-        with arrow_threads(threads):
-            assert pa.cpu_count() == (before if threads == 0 else min(threads, os.cpu_count() or 1))
+        with task_threads(threads):
+            assert pa.cpu_count() == (arrow_before if threads == 0 else min(threads, os.cpu_count() or 1))
+            assert gzip_pages.COMPRESS_THREADS == (compress_before if threads == 0 else min(threads, 4))
             assert pq.read_table(tmp_path / "f.parquet").equals(table)  # the same rows, in the same order
-        assert pa.cpu_count() == before
+        assert (pa.cpu_count(), gzip_pages.COMPRESS_THREADS) == (arrow_before, compress_before)

@@ -122,7 +122,7 @@ def _run_units(units: list[GroupTask], unit_ids: list[int], unit_bytes: list[int
                                 len(unit.group.slices), unit.units)  # fmt: skip
         task = digest.armed(unit.with_write_token(token).with_progress(reporter))
         try:
-            with arrow_threads(unit.cpu_threads):
+            with task_threads(unit.cpu_threads):
                 stats = list(call_hook(task.strategy, "execute_group", task=task) or [])
         finally:
             reporter.close()
@@ -135,20 +135,25 @@ def _run_units(units: list[GroupTask], unit_ids: list[int], unit_bytes: list[int
 
 
 @contextmanager
-def arrow_threads(threads: int) -> Iterator[None]:
-    """Arrow's CPU pool at ``threads`` (at most this machine's cores; 0: as it is) while the block runs, then back:
-    a reused worker's next task sets its own. Reads decode a file's columns on it; the rows are the same."""
+def task_threads(threads: int) -> Iterator[None]:
+    """While the block runs: Arrow's CPU pool at ``threads`` (at most this machine's cores; 0: as it is) and the
+    GZIP page compression on as many threads (at most 4, at least 1 beside the encoding); then both back, so a
+    reused worker's next task sets its own. Reads decode a file's columns on the pool; the rows are the same."""
     import pyarrow as pa
+
+    from ..write import gzip_pages
 
     if threads < 1:
         yield
         return
-    before = pa.cpu_count()
+    arrow_before, compress_before = pa.cpu_count(), gzip_pages.COMPRESS_THREADS
     pa.set_cpu_count(max(1, min(threads, os.cpu_count() or 1)))
+    gzip_pages.COMPRESS_THREADS = max(1, min(4, threads))
     try:
         yield
     finally:
-        pa.set_cpu_count(before)
+        pa.set_cpu_count(arrow_before)
+        gzip_pages.COMPRESS_THREADS = compress_before
 
 
 def run_group_tasks(

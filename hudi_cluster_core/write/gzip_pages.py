@@ -51,8 +51,9 @@ _CMD_UNCOMPRESSED = 6
 _CMD_CODEC, _CMD_COMPRESSED, _CMD_DATA_PAGE, _CMD_INDEX_PAGE, _CMD_DICT_PAGE, _CMD_BLOOM = 4, 7, 9, 10, 11, 14
 
 
-# threads compressing pages beside the encoding thread: the cores of the machine, at most 4 (deflate of one
-# column chunk's pages cannot keep more busy; each waits on the encoder for its pages)
+# threads compressing pages beside the encoding thread (0: inline): the cores of the machine, at most 4 (deflate
+# of one column chunk's pages cannot keep more busy; each waits on the encoder for its pages). A Spark task sets
+# it to its share of the cores (run/spark.py: task_threads), at least one
 COMPRESS_THREADS = max(1, min(4, (os.cpu_count() or 1)))
 _IN_FLIGHT_PER_THREAD = 2
 
@@ -74,7 +75,7 @@ class GzipPageSink:
         import deflate
 
         self._gzip = deflate.gzip_compress
-        self.threads = COMPRESS_THREADS if threads is None else max(0, threads)  # 0 or 1: compress inline
+        self.threads = COMPRESS_THREADS if threads is None else max(0, threads)  # 0: compress inline
         # pages handed to the pool, in file order: (uncompressed offset, header, header bytes, page bytes, body)
         self._in_flight: deque[tuple[int, list, int, int, Future[bytes]]] = deque()
         self._pool: ThreadPoolExecutor | None = None  # started with the first page, stopped with the file
@@ -181,7 +182,7 @@ class GzipPageSink:
             if kind not in (_DATA_PAGE, _DICTIONARY_PAGE):
                 raise tc.ThriftError(f"page type {kind} at offset {self._position}: only v1 data and dictionary pages")
             raw = bytes(self._pending[body_at : body_at + size])
-            if self.threads > 1:
+            if self.threads > 0:
                 if self._pool is None:
                     self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="gzip-pages")
                 future = self._pool.submit(self._gzip, raw, self.level)
