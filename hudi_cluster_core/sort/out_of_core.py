@@ -173,6 +173,8 @@ def _write_sorted(task: Task, size: GroupSize, columns: list[str], layout: str, 
     if not columns:  # nothing to sort: the rows stream through in slice order
         if task.units > 1:
             raise PlanError(f"group {task.group.index}: split across {task.units} tasks without sort columns")
+        if not any(s.log_files for s in task.group.slices):  # the footers' rows are the rows (no log merge)
+            writer.expect(size.rows, planned)
         for batch in _group_batches(task, schema):
             task.note_input(batch)
             writer.write(batch)
