@@ -88,6 +88,17 @@ def test_predicted_curve_rewrite_splits_inputs_that_all_span_one_box(layout):
             assert f.point_after <= f.range_after < 2.5
 
 
+def test_predicted_curve_rewrite_keeps_long_max_value_the_largest_long():
+    """Files holding only Long.MAX_VALUE or only Long.MIN_VALUE in ``a``: the samples of the first stay the largest
+    longs (a float's nearest of Long.MAX_VALUE, 2**63, would wrap to the lowest and look like the second), so the
+    writer's curve puts each value in a file of its own."""
+    top, bottom = (2**63 - 1, 2**63 - 1), (-(2**63), -(2**63))
+    files = {i: FileRanges("p", 1000, {"a": top if i < 4 else bottom, "b": (0, 1 << 20)}) for i in range(8)}
+    [a, _] = predict_files_per_query(files, [PlannedRewrite(tuple(range(8)), 2)], ["a", "b"], "z-order",
+                                     curve_order=_writer_curve("z-order"))  # fmt: skip
+    assert a.point_before == pytest.approx(4.0) and a.point_after == pytest.approx(1.0), a
+
+
 @pytest.mark.parametrize("layout", ["z-order", "hilbert"])
 def test_a_dry_run_predicts_files_per_query_of_the_writers_curve_order(tmp_path, layout):
     """A dry run (no Spark) on random rows in files that each span the whole x-y square: its prediction after a

@@ -113,7 +113,8 @@ def _curve_outputs(members: Sequence[Hashable], place: Mapping[str, Mapping[Hash
         return []
     per_file = max(4, min(_CURVE_SAMPLES, _CURVE_SAMPLES_PER_GROUP // len(members)))
     rng = np.random.default_rng(len(members))  # the same plan predicts the same figures
-    samples: dict[str, np.ndarray] = {}
+    samples: dict[str, np.ndarray] = {}  # in the column's own values: what the curve orders
+    places: dict[str, np.ndarray] = {}  # the same samples as positions: what the outputs' ranges are measured in
     numeric = True
     for column in columns:
         spans = place[column]
@@ -122,10 +123,11 @@ def _curve_outputs(members: Sequence[Hashable], place: Mapping[str, Mapping[Hash
         lows = np.array([spans[k][0] if k in spans else floor for k in members])
         highs = np.array([spans[k][1] if k in spans else floor for k in members])
         strata = rng.permuted(np.tile(np.arange(per_file), (len(members), 1)), axis=1)
-        values = (lows[:, None] + (highs - lows)[:, None] * (strata + 0.5) / per_file).ravel()
+        places[column] = values = (lows[:, None] + (highs - lows)[:, None] * (strata + 0.5) / per_file).ravel()
         raw = [files[k].ranges[column] for k in members if column in files[k].ranges]
         if all(type(v) is int for r in raw for v in r):  # noqa: E721 - bool is no number on a curve
-            samples[column] = np.round(values).astype(np.int64)
+            # within int64 (a float's nearest of Long.MAX_VALUE is 2**63, which would wrap to the lowest long)
+            samples[column] = np.clip(np.round(values), -(2.0**63), np.nextafter(2.0**63, 0)).astype(np.int64)
         elif all(type(v) in (int, float) and math.isfinite(v) for r in raw for v in r):  # noqa: E721
             samples[column] = values  # positions are the values themselves (not ranks: every value finite)
         else:  # text, dates, decimals: ranks stand in for the curve's own bits
@@ -138,7 +140,7 @@ def _curve_outputs(members: Sequence[Hashable], place: Mapping[str, Mapping[Hash
     for index in range(outputs):
         chosen = order[chunk == index]
         if chosen.size:
-            result.append({c: (float(samples[c][chosen].min()), float(samples[c][chosen].max())) for c in columns})
+            result.append({c: (float(places[c][chosen].min()), float(places[c][chosen].max())) for c in columns})
     return result
 
 
