@@ -5,7 +5,8 @@
     PYTHONPATH=$PWD .venv/bin/python bench/bench_startup.py --quick         # 3 reps
     PYTHONPATH=$PWD .venv/bin/python bench/bench_startup.py --variant no-reuse:--spark-conf=spark.python.worker.reuse=false
 
-**Tables** (built once, cached under ``bench/out/tables/``): ``tiny``, the 40,000-row table of
+**Tables** (built once, cached under ``bench/out/tables/``): ``micro`` (``--tables micro,...``), the same layout as
+``tiny`` with 400 rows (the fixed cost of a run alone); ``tiny``, the 40,000-row table of
 ``bench_execution --cli`` (8 files in 2 partitions, 4 append commits of ours, sorted by ``c_int,ts`` into 2
 groups); ``demo``, the table ``hudi-cluster demo`` writes (40 append commits of 2,500 rows in 3 partitions: 120
 files, 100,000 rows), clustered as the demo does (size-based, sorted by ``customer_id,ts``).
@@ -45,6 +46,7 @@ import common
 from common import OUT_DIR, REPO_ROOT, TableSpec
 
 TINY = TableSpec(rows=40_000, files=8)
+MICRO = TableSpec(rows=400, files=8)  # the fixed cost alone: the same layout with 50 rows a file
 DEMO_BATCHES, DEMO_ROWS = 40, 2500
 TIMEOUT_S = 600
 PHASES = ("interpreter", "imports", "checks", "plan", "session_start", "session_wait", "first_task", "tasks",
@@ -128,7 +130,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="3 repetitions")
     parser.add_argument("--reps", type=int)
     parser.add_argument("--parallelism", type=int, default=2)
-    parser.add_argument("--tables", default="tiny,demo", help="comma-separated: tiny, demo")
+    parser.add_argument("--tables", default="tiny,demo", help="comma-separated: micro, tiny, demo")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME:FLAG[,FLAG...]",
                         help="also run the tiny table with these extra CLI flags, as contender tiny-NAME")
     parser.add_argument("--baseline", metavar="DIR", help="also run each table with the code in DIR (an earlier commit)")
@@ -136,6 +138,9 @@ def main(argv=None) -> int:
     args, _ = parser.parse_known_args(argv)  # run_all.py passes every benchmark's flags
     reps = args.reps or (3 if args.quick else 5)
     tables = {}
+    if "micro" in args.tables:
+        source, info = common.hudi_table(MICRO)
+        tables["micro"] = (source, tiny_options(info, args.parallelism), [])
     if "tiny" in args.tables:
         source, info = common.hudi_table(TINY)
         tables["tiny"] = (source, tiny_options(info, args.parallelism), [])
@@ -185,7 +190,8 @@ def main(argv=None) -> int:
         "benchmark": "bench_startup", "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": common.machine(),
         "command": " ".join(["bench/bench_startup.py", *sys.argv[1:]]), "code_sha256": code_at_start,
         "code_changed_during_run": common.code_fingerprint() != code_at_start, "parallelism": args.parallelism,
-        "reps": reps, "tables": {"tiny": {"rows": TINY.rows, "files": TINY.files},
+        "reps": reps, "tables": {"micro": {"rows": MICRO.rows, "files": MICRO.files},
+                                 "tiny": {"rows": TINY.rows, "files": TINY.files},
                                  "demo": {"rows": DEMO_BATCHES * DEMO_ROWS, "commits": DEMO_BATCHES}},
         "summary": summary, "runs": runs,
     }  # fmt: skip
