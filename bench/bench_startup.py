@@ -19,7 +19,7 @@ table (the copy is not timed):
 | ``python`` | ``python -c pass``: the interpreter alone (the floor of any process) |
 | ``imports`` | ``python -c "import hudi_cluster_core.cli, hudi_cluster_core.api"``: what the CLI imports before it plans |
 | ``tiny``, ``demo`` | ``hudi-cluster run --base-path COPY --mode scheduleAndExecute --spark-master local[P] --parallelism P --json`` |
-| ``tiny-<name>`` | ``tiny`` with the extra flags of ``--variant NAME:FLAG[,FLAG...]`` (e.g. a ``--spark-conf``) |
+| ``tiny-<name>`` | ``tiny`` (or ``--variant-on TABLE``) with the extra flags of ``--variant NAME:FLAG[,FLAG...]`` (e.g. a ``--spark-conf``) |
 | ``tiny-baseline``, ``demo-baseline`` | with ``--baseline DIR``: the same runs with the code in ``DIR`` (e.g. ``git archive`` of an earlier commit) first on ``PYTHONPATH`` |
 
 Per run: wall seconds (spawn to exit), CPU seconds of the whole process tree (JVM and Python workers included),
@@ -132,7 +132,8 @@ def main(argv=None) -> int:
     parser.add_argument("--parallelism", type=int, default=2)
     parser.add_argument("--tables", default="tiny,demo", help="comma-separated: micro, tiny, demo")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME:FLAG[,FLAG...]",
-                        help="also run the tiny table with these extra CLI flags, as contender tiny-NAME")
+                        help="also run a table (--variant-on) with these extra CLI flags, as contender TABLE-NAME")
+    parser.add_argument("--variant-on", default="tiny", help="the table --variant runs on (default tiny)")
     parser.add_argument("--baseline", metavar="DIR", help="also run each table with the code in DIR (an earlier commit)")
     parser.add_argument("--out", default=str(OUT_DIR / "bench_startup.json"))
     args, _ = parser.parse_known_args(argv)  # run_all.py passes every benchmark's flags
@@ -153,8 +154,9 @@ def main(argv=None) -> int:
             tables[f"{name}-baseline"], codes[f"{name}-baseline"] = tables[name], Path(args.baseline).resolve()
     for variant in args.variant:
         name, _, flags = variant.partition(":")
-        tables[f"tiny-{name}"] = (tables["tiny"][0], tables["tiny"][1], [f for f in flags.split(",") if f])
-        codes[f"tiny-{name}"] = REPO_ROOT
+        base = args.variant_on
+        tables[f"{base}-{name}"] = (tables[base][0], tables[base][1], [f for f in flags.split(",") if f])
+        codes[f"{base}-{name}"] = REPO_ROOT
     python = str(REPO_ROOT / ".venv/bin/python")
     commands = {"python": [python, "-c", "pass"],
                 "imports": [python, "-c", "import hudi_cluster_core.cli, hudi_cluster_core.api"]}  # fmt: skip
