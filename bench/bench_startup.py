@@ -5,7 +5,8 @@
     PYTHONPATH=$PWD .venv/bin/python bench/bench_startup.py --quick         # 3 reps
     PYTHONPATH=$PWD .venv/bin/python bench/bench_startup.py --variant no-reuse:--spark-conf=spark.python.worker.reuse=false
 
-**Tables** (built once, cached under ``bench/out/tables/``): ``tiny``, the 40,000-row table of
+**Tables** (built once, cached under ``bench/out/tables/``): ``micro`` (``--tables micro,...``), the same layout as
+``tiny`` with 400 rows (the fixed cost of a run alone); ``tiny``, the 40,000-row table of
 ``bench_execution --cli`` (8 files in 2 partitions, 4 append commits of ours, sorted by ``c_int,ts`` into 2
 groups); ``demo``, the table ``hudi-cluster demo`` writes (40 append commits of 2,500 rows in 3 partitions: 120
 files, 100,000 rows), clustered as the demo does (size-based, sorted by ``customer_id,ts``).
@@ -18,7 +19,7 @@ table (the copy is not timed):
 | ``python`` | ``python -c pass``: the interpreter alone (the floor of any process) |
 | ``imports`` | ``python -c "import hudi_cluster_core.cli, hudi_cluster_core.api"``: what the CLI imports before it plans |
 | ``tiny``, ``demo`` | ``hudi-cluster run --base-path COPY --mode scheduleAndExecute --spark-master local[P] --parallelism P --json`` |
-| ``tiny-<name>`` | ``tiny`` with the extra flags of ``--variant NAME:FLAG[,FLAG...]`` (e.g. a ``--spark-conf``) |
+| ``tiny-<name>`` | ``tiny`` (or ``--variant-on TABLE``) with the extra flags of ``--variant NAME:FLAG[,FLAG...]`` (e.g. a ``--spark-conf``) |
 | ``tiny-baseline``, ``demo-baseline`` | with ``--baseline DIR``: the same runs with the code in ``DIR`` (e.g. ``git archive`` of an earlier commit) first on ``PYTHONPATH`` |
 
 Per run: wall seconds (spawn to exit), CPU seconds of the whole process tree (JVM and Python workers included),
@@ -45,6 +46,7 @@ import common
 from common import OUT_DIR, REPO_ROOT, TableSpec
 
 TINY = TableSpec(rows=40_000, files=8)
+MICRO = TableSpec(rows=400, files=8)  # the fixed cost alone: the same layout with 50 rows a file
 DEMO_BATCHES, DEMO_ROWS = 40, 2500
 TIMEOUT_S = 600
 PHASES = ("interpreter", "imports", "checks", "plan", "session_start", "session_wait", "first_task", "tasks",
@@ -128,14 +130,18 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="3 repetitions")
     parser.add_argument("--reps", type=int)
     parser.add_argument("--parallelism", type=int, default=2)
-    parser.add_argument("--tables", default="tiny,demo", help="comma-separated: tiny, demo")
+    parser.add_argument("--tables", default="tiny,demo", help="comma-separated: micro, tiny, demo")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME:FLAG[,FLAG...]",
-                        help="also run the tiny table with these extra CLI flags, as contender tiny-NAME")
+                        help="also run a table (--variant-on) with these extra CLI flags, as contender TABLE-NAME")
+    parser.add_argument("--variant-on", default="tiny", help="the table --variant runs on (default tiny)")
     parser.add_argument("--baseline", metavar="DIR", help="also run each table with the code in DIR (an earlier commit)")
     parser.add_argument("--out", default=str(OUT_DIR / "bench_startup.json"))
     args, _ = parser.parse_known_args(argv)  # run_all.py passes every benchmark's flags
     reps = args.reps or (3 if args.quick else 5)
     tables = {}
+    if "micro" in args.tables:
+        source, info = common.hudi_table(MICRO)
+        tables["micro"] = (source, tiny_options(info, args.parallelism), [])
     if "tiny" in args.tables:
         source, info = common.hudi_table(TINY)
         tables["tiny"] = (source, tiny_options(info, args.parallelism), [])
@@ -148,8 +154,9 @@ def main(argv=None) -> int:
             tables[f"{name}-baseline"], codes[f"{name}-baseline"] = tables[name], Path(args.baseline).resolve()
     for variant in args.variant:
         name, _, flags = variant.partition(":")
-        tables[f"tiny-{name}"] = (tables["tiny"][0], tables["tiny"][1], [f for f in flags.split(",") if f])
-        codes[f"tiny-{name}"] = REPO_ROOT
+        base = args.variant_on
+        tables[f"{base}-{name}"] = (tables[base][0], tables[base][1], [f for f in flags.split(",") if f])
+        codes[f"{base}-{name}"] = REPO_ROOT
     python = str(REPO_ROOT / ".venv/bin/python")
     commands = {"python": [python, "-c", "pass"],
                 "imports": [python, "-c", "import hudi_cluster_core.cli, hudi_cluster_core.api"]}  # fmt: skip
@@ -185,7 +192,8 @@ def main(argv=None) -> int:
         "benchmark": "bench_startup", "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": common.machine(),
         "command": " ".join(["bench/bench_startup.py", *sys.argv[1:]]), "code_sha256": code_at_start,
         "code_changed_during_run": common.code_fingerprint() != code_at_start, "parallelism": args.parallelism,
-        "reps": reps, "tables": {"tiny": {"rows": TINY.rows, "files": TINY.files},
+        "reps": reps, "tables": {"micro": {"rows": MICRO.rows, "files": MICRO.files},
+                                 "tiny": {"rows": TINY.rows, "files": TINY.files},
                                  "demo": {"rows": DEMO_BATCHES * DEMO_ROWS, "commits": DEMO_BATCHES}},
         "summary": summary, "runs": runs,
     }  # fmt: skip

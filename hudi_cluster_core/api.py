@@ -75,7 +75,7 @@ def cluster(
 
     ``spark_in_background``: a run that may execute and has no session (``spark=None``, no SparkContext in the
     process) starts it in a thread while it plans (``run.session_start``; ``hudi-cluster run`` does); a run that
-    ends without executing stops it unused.
+    ends without executing leaves it, once up, as the process's session, as an executed run does.
     """
     canonical = _canonical_mode(mode)
     may_execute = canonical in ("execute", "scheduleAndExecute") and not dry_run

@@ -214,7 +214,7 @@ def _cmd_run(args) -> int:
     try:
         return _run_once(args, mode)
     finally:
-        if starting is not None:  # a run that never took it (an error first): stopped, not waited for
+        if starting is not None:  # a run that never took it (an error first): ended as the process ends (entry)
             starting.close()
 
 
@@ -375,6 +375,9 @@ def entry() -> None:
     """The ``hudi-cluster`` command: :func:`main`, then an exit that no late signal turns into a traceback."""
     code = main()
     interrupts.ignore()  # Spark's and Python's exit hooks run next; the outcome is already decided and said
+    from .run.session_start import end_unused_launches
+
+    end_unused_launches()  # a JVM still launching for a run that never took it: ended, not waited for
     sys.exit(code)
 
 

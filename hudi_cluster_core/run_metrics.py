@@ -137,7 +137,8 @@ def durations(**phases: float) -> dict[str, float]:
 
 def phase_seconds(**phases: float | None) -> dict[str, float]:
     """``phases_s``: the phases of ``START_PHASES`` that were measured, in their order, rounded to the millisecond."""
-    return {phase: round(phases[phase], 3) for phase in START_PHASES if phases.get(phase) is not None}
+    measured = {phase: phases.get(phase) for phase in START_PHASES}
+    return {phase: round(seconds, 3) for phase, seconds in measured.items() if seconds is not None}
 
 
 def summary(result: ResultFigures) -> str:

