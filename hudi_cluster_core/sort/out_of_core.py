@@ -210,7 +210,8 @@ def range_shares(files: list[int], buckets: int) -> list[float] | None:
     planned = sum(files)
     if len(files) == 1 or not planned or min(files) == 0:
         return None
-    shares, done = [], 0
+    shares: list[float] = []
+    done = 0
     for count in files:
         shares.extend((done + count * bucket / buckets) / planned for bucket in range(buckets))
         done += count
