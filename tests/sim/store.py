@@ -18,6 +18,7 @@ from typing import Any, Mapping
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from hudi_cluster_core.io.backend_fs import BackendFileSystem
 from hudi_cluster_core.io.store import Backend, Capabilities, FileEntry, StoreError, Versioned
 
 SCHEME = "sim"
@@ -208,47 +209,16 @@ class _Sink:
             self.backend.write(self.path, b"".join(self.parts))
 
 
-class SimFileSystem(pafs.FileSystemHandler):
+class SimFileSystem(BackendFileSystem):
     """pyarrow's view of the simulated store (parquet footers, base files the tasks read and write)."""
 
-    def __init__(self, backend: SimBackend):
-        self.backend = backend
+    backend: SimBackend
 
     def get_type_name(self) -> str:
         return SCHEME
 
     def equals(self, other: Any) -> bool:
         return isinstance(other, SimFileSystem)
-
-    def normalize_path(self, path: str) -> str:
-        return path
-
-    def _info(self, entry: FileEntry | None, path: str) -> pafs.FileInfo:
-        if entry is None:
-            return pafs.FileInfo(path, pafs.FileType.NotFound)
-        kind = pafs.FileType.Directory if entry.is_dir else pafs.FileType.File
-        return pafs.FileInfo(entry.path, kind, size=None if entry.is_dir else entry.size)
-
-    def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
-        return [self._info(self.backend.info(path), path) for path in paths]
-
-    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
-        return [self._info(e, e.path) for e in self.backend.list(selector.base_dir, selector.recursive)]
-
-    def create_dir(self, path: str, recursive: bool) -> None:
-        pass
-
-    def delete_dir(self, path: str) -> None:
-        self.backend.delete_tree(path)
-
-    def delete_dir_contents(self, path: str, missing_dir_ok: bool = False) -> None:
-        self.backend.delete_tree(path)
-
-    def delete_root_dir_contents(self) -> None:
-        raise StoreError("refusing to delete a whole bucket")
-
-    def delete_file(self, path: str) -> None:
-        self.backend.delete(path)
 
     def move(self, src: str, dest: str) -> None:
         raise StoreError(f"{src}: the simulated store has no rename")
