@@ -13,13 +13,14 @@ import datetime as dt
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
 from hudi_cluster_core.io.backend_fs import BackendFileSystem
-from hudi_cluster_core.io.store import Backend, Capabilities, FileEntry, StoreError, Versioned
+from hudi_cluster_core.io.store import Capabilities, FileEntry, StoreError, Versioned
+from tests.support.in_process_store import InProcessBackend
 
 SCHEME = "sim"
 COMPLETED = re.compile(r"^(\d{17})_(\d{17})\.(\w+)$")
@@ -93,22 +94,9 @@ def world() -> World:
     return CURRENT[0]
 
 
-class SimBackend(Backend):
+class SimBackend(InProcessBackend):
     capabilities = Capabilities(exclusive_create=True, put_if_match=True, hudi_storage_lock=True)  # as S3's
     store_name = "simulated store"
-
-    def __init__(self, base_uri: str, options: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None):
-        pass
-
-    @property
-    def options(self) -> dict[str, str]:
-        return {}
-
-    def path_of(self, uri: str) -> str:
-        return uri.partition("://")[2] if "://" in uri else uri
-
-    def qualified(self, scheme: str, path: str) -> str:
-        return f"{scheme}://{path}"
 
     # ------------------------------------------------------------------ reading
     def info(self, path: str) -> FileEntry | None:
