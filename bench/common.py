@@ -530,6 +530,21 @@ def write_json(path: Path, payload: dict) -> None:
     path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
 
 
+def report_header(benchmark: str, code_at_start: str) -> dict:
+    """What a report opens with: the benchmark, its command line, the machine, and whether the measured code changed
+    while it ran (a figure from a tree that moved under it says so)."""
+    return {"benchmark": benchmark, "command": " ".join([sys.executable, *sys.argv]), "machine": machine(),
+            "code_changed_during_run": code_fingerprint() != code_at_start}  # fmt: skip
+
+
+def save_report(path: Path, report: dict) -> int:
+    """Write the report, say where, and remove the run's work folder; 0, the benchmark's exit code."""
+    write_json(path, report)
+    print(f"\nwrote {path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path}")
+    remove(OUT_DIR / "work")
+    return 0
+
+
 def fmt_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
