@@ -32,6 +32,7 @@ from tests.support.apache_hudi import (
     hudi_upsert, make_small_file_table, make_updates, small_file_rows, timeline_dir, write_hudi_table,
 )  # fmt: skip
 from tests.support.archived_tables import ARCHIVAL_OPTIONS
+from tests.support.hudi_listing import hudi_listing
 
 OPTIONS = {"hoodie.clustering.plan.strategy.sort.columns": "c_int"}
 # Hudi 1.1.1 builds column_stats and partition_stats beside files by default; the files partition is what is read
@@ -66,21 +67,6 @@ def assert_same_view(base: str, spark=None) -> None:
         for partition in by_mdt.partitions:
             ours = {entry.name: entry.size for entry in mdt.files(partition)}
             assert ours == hudi_listing(spark, base, partition), f"Hudi's own MDT listing of {partition!r}"
-
-
-def hudi_listing(spark, base: str, partition: str) -> dict[str, int]:
-    """Apache Hudi 1.1.1's metadata-table listing of ``partition`` (``HoodieBackedTableMetadata``): name -> size."""
-    jvm, jsc = spark._jvm, spark.sparkContext._jsc
-    engine = jvm.org.apache.hudi.client.common.HoodieSparkEngineContext(jsc)
-    conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(jsc.hadoopConfiguration())
-    storage = jvm.org.apache.hudi.storage.HoodieStorageUtils.getStorage(base, conf)
-    config = jvm.org.apache.hudi.common.config.HoodieMetadataConfig.newBuilder().enable(True).build()
-    metadata = jvm.org.apache.hudi.metadata.HoodieBackedTableMetadata(engine, storage, config, base)
-    try:
-        path = jvm.org.apache.hudi.storage.StoragePath(f"{base}/{partition}" if partition else base)
-        return {info.getPath().getName(): info.getLength() for info in metadata.getAllFilesInPartition(path)}
-    finally:
-        metadata.close()
 
 
 def _copy(source: str, tmp_path: Path, name: str = "t") -> str:
