@@ -178,10 +178,16 @@ def _sizes_by(base: str, instant: str, partition: str) -> dict[tuple[str, str], 
 @pytest.mark.parametrize("kind", ["cow", "mor"])
 def test_stats_sizes_are_our_footers_and_partition_sizes_swap_hudis_new_files_for_ours(clustered, kind):
     ours, theirs, instant, hudi_instant, _, _ = clustered[kind]
-    new_ours, new_theirs = _new_files(ours, instant), _new_files(theirs, hudi_instant)
     file_sizes = _sizes_by(ours, instant, "column_stats")
-    assert {name for name, _ in file_sizes} == set(new_ours)
-    for (name, column), sizes in file_sizes.items():
+    assert {name for name, _ in file_sizes} == set(_new_files(ours, instant))
+    assert_stats_sizes_are_footers(ours, theirs, instant, hudi_instant)
+
+
+def assert_stats_sizes_are_footers(ours: str, theirs: str, instant: str, hudi_instant: str) -> None:
+    """Our clustering's column stats carry each new file's footer sizes, and its partition stats are Hudi's (after
+    Hudi's own clustering of the same table) with Hudi's new files' sizes swapped for ours."""
+    new_ours, new_theirs = _new_files(ours, instant), _new_files(theirs, hudi_instant)
+    for (name, column), sizes in _sizes_by(ours, instant, "column_stats").items():
         assert sizes == _footer_sizes(new_ours[name])[column], (name, column)
     # partition stats merge committed files' stats (the same on both copies) with the new files' stats
     theirs_by_partition = _sizes_by(theirs, hudi_instant, "partition_stats")
