@@ -32,7 +32,7 @@ from tests.support.apache_hudi import (
     hudi_upsert, make_small_file_table, make_updates, small_file_rows, timeline_dir, write_hudi_table,
 )  # fmt: skip
 from tests.support.archived_tables import ARCHIVAL_OPTIONS
-from tests.support.hudi_listing import hudi_listing
+from tests.support.hudi_metadata import hudi_listing
 
 OPTIONS = {"hoodie.clustering.plan.strategy.sort.columns": "c_int"}
 # Hudi 1.1.1 builds column_stats and partition_stats beside files by default; the files partition is what is read

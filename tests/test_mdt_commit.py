@@ -31,7 +31,7 @@ from tests.support.apache_hudi import (
 )  # fmt: skip
 from tests.support.readers import assert_same_rows, read_hudi_rs
 from tests.support.runs import run_cli
-from tests.support.hudi_listing import hudi_listing
+from tests.support.hudi_metadata import hudi_listing
 from tests.test_mdt_hfile import _show_files
 
 OPTIONS = {"hoodie.clustering.plan.strategy.sort.columns": "c_int"}

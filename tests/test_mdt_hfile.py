@@ -25,7 +25,7 @@ from hudi_cluster_core.mdt.records import MetadataRecord, RecordType
 from hudi_cluster_core.table.naming import make_base_file_name, new_file_id, parse_log_file
 from hudi_cluster_core.table.properties import load_table_config
 from hudi_cluster_core.table.timeline import load_timeline
-from tests.support.hudi_listing import hudi_listing
+from tests.support.hudi_metadata import hudi_listing
 
 FIXTURE = "cow_v9_txns_simple_overwrite"
 

@@ -40,6 +40,7 @@ from tests.support.apache_hudi import (
     SMALL_FILE_SCHEMA, hudi_execute_clustering, hudi_schedule_clustering, hudi_upsert, make_small_file_table,
     make_updates, read_hoodie_properties, read_hudi_snapshot, write_hudi_table,
 )  # fmt: skip
+from tests.support.hudi_metadata import hudi_metadata
 from tests.support.readers import assert_same_rows, read_hudi_rs
 
 STATS_PARTITIONS = ("column_stats", "partition_stats", "bloom_filters")
@@ -446,13 +447,7 @@ def test_hudi_reads_our_bloom_filters_through_the_metadata_table(spark, clustere
     """Hudi's metadata reader (``HoodieBackedTableMetadata.getBloomFilter``) returns, for every new file, the filter
     its footer holds: the same serialised bytes, and it contains every record key of the file."""
     ours, _, instant, _, _, _ = clustered["cow"]
-    jvm, jsc = spark._jvm, spark.sparkContext._jsc
-    engine = jvm.org.apache.hudi.client.common.HoodieSparkEngineContext(jsc)
-    conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(jsc.hadoopConfiguration())
-    storage = jvm.org.apache.hudi.storage.HoodieStorageUtils.getStorage(ours, conf)
-    config = jvm.org.apache.hudi.common.config.HoodieMetadataConfig.newBuilder().enable(True).build()
-    metadata = jvm.org.apache.hudi.metadata.HoodieBackedTableMetadata(engine, storage, config, ours)
-    try:
+    with hudi_metadata(spark, ours) as metadata:
         new = _new_files(ours, instant)
         assert new
         for name, path in new.items():
@@ -463,8 +458,6 @@ def test_hudi_reads_our_bloom_filters_through_the_metadata_table(spark, clustere
             assert bloom.serializeToString() == footer
             keys = pq.read_table(path, columns=["_hoodie_record_key"]).column(0).to_pylist()
             assert all(bloom.mightContain(key) for key in keys)
-    finally:
-        metadata.close()
 
 
 @pytest.mark.parametrize("name, done, partitions", [
