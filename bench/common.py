@@ -19,13 +19,14 @@ import platform
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -350,6 +351,11 @@ def _cpu_ticks(pid: int, reaped: bool = True) -> int | None:
         return None
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """CPU seconds ``pid`` itself has used so far (a server the benchmark talks to; 0 once it is gone)."""
+    return (_cpu_ticks(pid, reaped=False) or 0) / _TICKS
+
+
 def tree_cpu_ticks(root: int | None = None) -> dict[int, int]:
     """CPU ticks of every process in this tree, by pid."""
     return {pid: ticks for pid in _tree(root) if (ticks := _cpu_ticks(pid)) is not None}
@@ -449,6 +455,39 @@ def measure(fn: Callable[[], object], *, spark=None, reaped: bool = True, interv
         seconds = time.perf_counter() - started
     gc_seconds = (jvm_gc_seconds(spark) - gc_before) if spark is not None else 0.0
     return Sample(seconds, tree.cpu_seconds, gc_seconds, tree.peak, max(0, tree.peak - tree.start)), result
+
+
+def load() -> dict:
+    """The machine's load as a report records it, before and after a run."""
+    return {"loadavg": os.getloadavg(), "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()}
+
+
+def compare_clients(ops: Mapping[str, Callable[[Any, int, str], bool]], clients: Mapping[str, Any], reps: int,
+                    server_pid: int, baseline: str, contender: str = "obstore") -> dict:
+    """Each operation ``op(client, rep, name)`` timed per client, ``reps`` times in alternating orders: wall and
+    CPU seconds here, and the server's CPU seconds; per operation their stats and the contender's ratios to the
+    baseline. An operation that says it did not do its work (returns False) stops the benchmark."""
+    report = {}
+    for label, op in ops.items():
+        wall: dict[str, list[float]] = {c: [] for c in clients}
+        cpu: dict[str, list[float]] = {c: [] for c in clients}
+        server_cpu: dict[str, list[float]] = {c: [] for c in clients}
+        for rep, order in enumerate(alternating_orders(list(clients), reps)):
+            for name in order:
+                cpu0, server0, wall0 = time.process_time(), process_cpu_seconds(server_pid), time.perf_counter()
+                did = op(clients[name], rep, name)
+                wall[name].append(time.perf_counter() - wall0)
+                cpu[name].append(time.process_time() - cpu0)
+                server_cpu[name].append(process_cpu_seconds(server_pid) - server0)
+                if not did:
+                    raise SystemExit(f"{label}: {name} did not do what it should (rep {rep})")
+        report[label] = {"wall": {c: stats(v) for c, v in wall.items()}, "cpu": {c: stats(v) for c, v in cpu.items()},
+                         "moto_cpu": {c: stats(v) for c, v in server_cpu.items()},
+                         "ratio_wall": ratio(wall[contender], wall[baseline]),
+                         "ratio_cpu": ratio(cpu[contender], cpu[baseline])}  # fmt: skip
+        print(f"  {label}: {baseline} {report[label]['wall'][baseline]['median']:.3f} s, {contender} "
+              f"{report[label]['wall'][contender]['median']:.3f} s", flush=True)  # fmt: skip
+    return report
 
 
 def alternating_orders(names: Sequence[str], reps: int) -> list[list[str]]:
