@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_import_cycles import modules_of
+
 PACKAGE = "hudi_cluster_core"
 REPO = Path(__file__).resolve().parents[1]
 ROOT = REPO / PACKAGE
@@ -69,17 +71,7 @@ BELOW_VIEW = ("table.naming", "table.timeline", "table.properties", "table.archi
               "mdt.partition_reader", "mdt.files_listing")  # fmt: skip
 
 
-def _modules() -> dict[str, Path]:
-    found = {}
-    for path in sorted(ROOT.rglob("*.py")):
-        parts = path.relative_to(ROOT).with_suffix("").parts
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        found[".".join(parts)] = path
-    return found
-
-
-MODULES = _modules()
+MODULES = modules_of(ROOT)
 
 
 def _imports(name: str, path: Path) -> set[str]:
