@@ -105,10 +105,7 @@ def run(args) -> dict:
             common.remove(copy)
     frame.unpersist()
     return {
-        "benchmark": "bench_bucket_upsert",
-        "command": " ".join([sys.executable, *sys.argv]),
-        "machine": common.machine(),
-        "code_changed_during_run": common.code_fingerprint() != code_at_start,
+        **common.report_header("bench_bucket_upsert", code_at_start),
         "input": {"rows": args.rows, "buckets_per_partition": args.buckets, "partitions": 2},
         "batch": {"rows": batch.num_rows, "updates": args.batch // 10},
         "baseline": BASELINE,
@@ -134,10 +131,7 @@ def main(argv=None) -> int:
         args.rows, args.batch, args.reps = 20_000, 2_000, 1
     report = run(args)
     print_report(report)
-    common.write_json(args.out, report)
-    print(f"\nwrote {args.out}")
-    common.remove(OUT_DIR / "work")
-    return 0
+    return common.save_report(args.out, report)
 
 
 if __name__ == "__main__":

@@ -426,10 +426,7 @@ def main(argv=None) -> int:
     if args.profile:
         report["profile"] = profile(bench, args)
         print_profile(report["profile"], report, args.parallelism)
-    common.write_json(args.out, report)
-    print(f"\nwrote {args.out.relative_to(common.REPO_ROOT) if args.out.is_relative_to(common.REPO_ROOT) else args.out}")
-    common.remove(OUT_DIR / "work")
-    return 0
+    return common.save_report(args.out, report)
 
 
 if __name__ == "__main__":

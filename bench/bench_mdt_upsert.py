@@ -159,10 +159,7 @@ def run(args) -> dict:
     seconds = {c: [s.seconds for s in samples[c]] for c in CONTENDERS}
     cpu = {c: [s.cpu_seconds for s in samples[c]] for c in CONTENDERS}
     return {
-        "benchmark": "bench_mdt_upsert",
-        "command": " ".join([sys.executable, *sys.argv]),
-        "machine": common.machine(),
-        "code_changed_during_run": common.code_fingerprint() != code_at_start,
+        **common.report_header("bench_mdt_upsert", code_at_start),
         "input": {**info, "path": str(source.relative_to(common.REPO_ROOT)), "updates": bench.updates.num_rows},
         "baseline": BASELINE,
         "upsert_seconds": {c: common.stats(v) for c, v in seconds.items()},
@@ -271,10 +268,7 @@ def main(argv=None) -> int:
     if args.encode_keys:
         report["record_index_encode"] = encode_bench(args.encode_keys, max(2, args.reps))
     print_report(report)
-    common.write_json(args.out, report)
-    print(f"\nwrote {args.out}")
-    common.remove(OUT_DIR / "work")
-    return 0
+    return common.save_report(args.out, report)
 
 
 if __name__ == "__main__":

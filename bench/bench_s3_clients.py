@@ -41,7 +41,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common import OUT_DIR, alternating_orders, fmt_table, machine, ratio, stats, write_json
+from common import OUT_DIR, alternating_orders, compare_clients, fmt_table, load, machine, ratio, stats, write_json
 
 from tests.support.imds_server import (MetadataServer, TlsProxy, allow_role, allow_unsigned_calls, assume_role,
                                        web_identity_environment)  # fmt: skip
@@ -52,15 +52,6 @@ FOOTER = 64 << 10
 OBJECT = 128 << 10
 IN_FLIGHT = 16
 CLIENTS = ("boto3", "obstore")  # boto3 first: the baseline
-
-
-def load() -> dict:
-    return {"loadavg": os.getloadavg(), "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()}
-
-
-def server_cpu_seconds(server: S3Server) -> float:
-    fields = Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # ------------------------------------------------------------------------------------------------ the clients
@@ -202,26 +193,7 @@ def operations(server: S3Server, args, tail: bytes) -> dict:
     ops = {f"conditional create x{args.creates}": op_create, f"conditional update x{args.updates}": op_update,
            f"list {args.keys} keys": op_list, f"footers x{args.footers} sequential": op_footers_seq,
            f"footers x{args.footers}, {IN_FLIGHT} in flight": op_footers_par}  # fmt: skip
-    report = {}
-    for label, op in ops.items():
-        wall: dict[str, list[float]] = {c: [] for c in CLIENTS}
-        cpu: dict[str, list[float]] = {c: [] for c in CLIENTS}
-        server_cpu: dict[str, list[float]] = {c: [] for c in CLIENTS}
-        for rep, order in enumerate(alternating_orders(list(CLIENTS), args.reps)):
-            for name in order:
-                cpu0, moto0, wall0 = time.process_time(), server_cpu_seconds(server), time.perf_counter()
-                did = op(clients[name], rep, name)
-                wall[name].append(time.perf_counter() - wall0)
-                cpu[name].append(time.process_time() - cpu0)
-                server_cpu[name].append(server_cpu_seconds(server) - moto0)
-                if not did:
-                    raise SystemExit(f"{label}: {name} did not do what it should (rep {rep})")
-        report[label] = {"wall": {c: stats(v) for c, v in wall.items()}, "cpu": {c: stats(v) for c, v in cpu.items()},
-                         "moto_cpu": {c: stats(v) for c, v in server_cpu.items()},
-                         "ratio_wall": ratio(wall["obstore"], wall["boto3"]), "ratio_cpu": ratio(cpu["obstore"], cpu["boto3"])}  # fmt: skip
-        print(f"  {label}: boto3 {report[label]['wall']['boto3']['median']:.3f} s, obstore "
-              f"{report[label]['wall']['obstore']['median']:.3f} s", flush=True)  # fmt: skip
-    return report
+    return compare_clients(ops, clients, args.reps, server.process.pid, baseline="boto3")
 
 
 # --------------------------------------------------------------------------------------------------- start-up

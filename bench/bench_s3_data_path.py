@@ -22,31 +22,19 @@ The obstore contender is exactly what tasks use: ``Storage.fs`` of an ``s3a://``
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
-from common import OUT_DIR, alternating_orders, fmt_table, machine, make_rows, ratio, stats, write_json
+from common import OUT_DIR, compare_clients, fmt_table, load, machine, make_rows, write_json
 
 from tests.support.s3_server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
 
 BUCKET = "bench"
 CLIENTS = ("pyarrow", "obstore")  # pyarrow first: the baseline
-
-
-def load() -> dict:
-    return {"loadavg": os.getloadavg(), "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()}
-
-
-def server_cpu_seconds(server: S3Server) -> float:
-    fields = Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def pyarrow_fs(endpoint: str) -> pafs.FileSystem:
@@ -110,26 +98,7 @@ def operations(server: S3Server, args, small_rows: int, big_rows: int) -> dict:
 
     ops = {f"footers x{args.footers}": op_footers, f"read_table x{args.files}": op_tables,
            f"iter_batches x{args.files}": op_row_groups, f"write x{args.writes}": op_writes}  # fmt: skip
-    report = {}
-    for label, op in ops.items():
-        wall: dict[str, list[float]] = {c: [] for c in CLIENTS}
-        cpu: dict[str, list[float]] = {c: [] for c in CLIENTS}
-        moto: dict[str, list[float]] = {c: [] for c in CLIENTS}
-        for rep, order in enumerate(alternating_orders(list(CLIENTS), args.reps)):
-            for name in order:
-                cpu0, moto0, wall0 = time.process_time(), server_cpu_seconds(server), time.perf_counter()
-                did = op(systems[name], rep, name)
-                wall[name].append(time.perf_counter() - wall0)
-                cpu[name].append(time.process_time() - cpu0)
-                moto[name].append(server_cpu_seconds(server) - moto0)
-                if not did:
-                    raise SystemExit(f"{label}: {name} did not do what it should (rep {rep})")
-        report[label] = {"wall": {c: stats(v) for c, v in wall.items()}, "cpu": {c: stats(v) for c, v in cpu.items()},
-                         "moto_cpu": {c: stats(v) for c, v in moto.items()},
-                         "ratio_wall": ratio(wall["obstore"], wall["pyarrow"]), "ratio_cpu": ratio(cpu["obstore"], cpu["pyarrow"])}  # fmt: skip
-        print(f"  {label}: pyarrow {report[label]['wall']['pyarrow']['median']:.3f} s, obstore "
-              f"{report[label]['wall']['obstore']['median']:.3f} s", flush=True)  # fmt: skip
-    return report
+    return compare_clients(ops, systems, args.reps, server.process.pid, baseline="pyarrow")
 
 
 def main(argv=None) -> int:

@@ -101,10 +101,7 @@ def run(args) -> dict:
     if len(set().union(*files.values())) != 1:
         raise AssertionError(f"the contenders did not write the same files (count of base files after): {files}")
     return {
-        "benchmark": "bench_upsert",
-        "command": " ".join([sys.executable, *sys.argv]),
-        "machine": common.machine(),
-        "code_changed_during_run": common.code_fingerprint() != code_at_start,
+        **common.report_header("bench_upsert", code_at_start),
         "input": {**info, "path": str(source.relative_to(common.REPO_ROOT))},
         "batch": {"rows": batch.num_rows, "updates": n_updates, "inserts": n_inserts},
         "baseline": BASELINE,
@@ -131,10 +128,7 @@ def main(argv=None) -> int:
         args.rows, args.files, args.batch, args.reps = 20_000, 8, 2_000, 1
     report = run(args)
     print_report(report)
-    common.write_json(args.out, report)
-    print(f"\nwrote {args.out}")
-    common.remove(OUT_DIR / "work")
-    return 0
+    return common.save_report(args.out, report)
 
 
 if __name__ == "__main__":

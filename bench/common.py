@@ -19,13 +19,14 @@ import platform
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -350,6 +351,11 @@ def _cpu_ticks(pid: int, reaped: bool = True) -> int | None:
         return None
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """CPU seconds ``pid`` itself has used so far (a server the benchmark talks to; 0 once it is gone)."""
+    return (_cpu_ticks(pid, reaped=False) or 0) / _TICKS
+
+
 def tree_cpu_ticks(root: int | None = None) -> dict[int, int]:
     """CPU ticks of every process in this tree, by pid."""
     return {pid: ticks for pid in _tree(root) if (ticks := _cpu_ticks(pid)) is not None}
@@ -451,6 +457,39 @@ def measure(fn: Callable[[], object], *, spark=None, reaped: bool = True, interv
     return Sample(seconds, tree.cpu_seconds, gc_seconds, tree.peak, max(0, tree.peak - tree.start)), result
 
 
+def load() -> dict:
+    """The machine's load as a report records it, before and after a run."""
+    return {"loadavg": os.getloadavg(), "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()}
+
+
+def compare_clients(ops: Mapping[str, Callable[[Any, int, str], bool]], clients: Mapping[str, Any], reps: int,
+                    server_pid: int, baseline: str, contender: str = "obstore") -> dict:
+    """Each operation ``op(client, rep, name)`` timed per client, ``reps`` times in alternating orders: wall and
+    CPU seconds here, and the server's CPU seconds; per operation their stats and the contender's ratios to the
+    baseline. An operation that says it did not do its work (returns False) stops the benchmark."""
+    report = {}
+    for label, op in ops.items():
+        wall: dict[str, list[float]] = {c: [] for c in clients}
+        cpu: dict[str, list[float]] = {c: [] for c in clients}
+        server_cpu: dict[str, list[float]] = {c: [] for c in clients}
+        for rep, order in enumerate(alternating_orders(list(clients), reps)):
+            for name in order:
+                cpu0, server0, wall0 = time.process_time(), process_cpu_seconds(server_pid), time.perf_counter()
+                did = op(clients[name], rep, name)
+                wall[name].append(time.perf_counter() - wall0)
+                cpu[name].append(time.process_time() - cpu0)
+                server_cpu[name].append(process_cpu_seconds(server_pid) - server0)
+                if not did:
+                    raise SystemExit(f"{label}: {name} did not do what it should (rep {rep})")
+        report[label] = {"wall": {c: stats(v) for c, v in wall.items()}, "cpu": {c: stats(v) for c, v in cpu.items()},
+                         "moto_cpu": {c: stats(v) for c, v in server_cpu.items()},
+                         "ratio_wall": ratio(wall[contender], wall[baseline]),
+                         "ratio_cpu": ratio(cpu[contender], cpu[baseline])}  # fmt: skip
+        print(f"  {label}: {baseline} {report[label]['wall'][baseline]['median']:.3f} s, {contender} "
+              f"{report[label]['wall'][contender]['median']:.3f} s", flush=True)  # fmt: skip
+    return report
+
+
 def alternating_orders(names: Sequence[str], reps: int) -> list[list[str]]:
     """Rep 0 in the given order, rep 1 reversed, rep 2 rotated by one, rep 3 that reversed, ... so every contender
     runs early and late, and after different neighbours."""
@@ -528,6 +567,21 @@ def code_fingerprint() -> str:
 def write_json(path: Path, payload: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
+
+
+def report_header(benchmark: str, code_at_start: str) -> dict:
+    """What a report opens with: the benchmark, its command line, the machine, and whether the measured code changed
+    while it ran (a figure from a tree that moved under it says so)."""
+    return {"benchmark": benchmark, "command": " ".join([sys.executable, *sys.argv]), "machine": machine(),
+            "code_changed_during_run": code_fingerprint() != code_at_start}  # fmt: skip
+
+
+def save_report(path: Path, report: dict) -> int:
+    """Write the report, say where, and remove the run's work folder; 0, the benchmark's exit code."""
+    write_json(path, report)
+    print(f"\nwrote {path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path}")
+    remove(OUT_DIR / "work")
+    return 0
 
 
 def fmt_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -53,13 +53,8 @@ def _endpoint_only(azurite) -> dict[str, str]:
 
 def _store(azurite, scheme: str, *, flags: dict[str, str] | None = None, env: dict[str, str] | None = None) -> Store:
     authority = BLOB if scheme == "wasbs" else DFS
-    return Store(
-        name="Azurite", uri=lambda prefix: f"{scheme}://{authority}/{prefix}",
-        upload=lambda local, prefix: azurite.upload_dir(local, CONTAINER, prefix),
-        download=lambda prefix, local: azurite.download_dir(CONTAINER, prefix, local),
-        keys=lambda prefix: azurite.keys(CONTAINER, prefix), rs_uri=lambda prefix: f"az://{CONTAINER}/{prefix}",
-        rs_options=azurite.hudi_rs_options(), flags=flags or {}, env=env or {},
-    )  # fmt: skip
+    return Store.on_emulator(azurite, CONTAINER, name="Azurite", uri=lambda prefix: f"{scheme}://{authority}/{prefix}",
+                             rs_uri=lambda prefix: f"az://{CONTAINER}/{prefix}", flags=flags, env=env)  # fmt: skip
 
 
 def test_a_crashed_run_is_recovered_then_shown_with_the_connection_string(azurite, hudi_tables, tmp_path):

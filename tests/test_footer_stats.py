@@ -28,17 +28,9 @@ from hudi_cluster_core.io.storage import Storage, requests
 from hudi_cluster_core.plan import footer_stats
 from hudi_cluster_core.table import FileSlice, load_table
 from hudi_cluster_core.table.naming import BaseFile
-from hudi_cluster_core.writer.append import append
-from tests.support.apache_hudi import small_file_rows
+from tests.support.runs import orders_table
 
 OPTIONS = {"hoodie.clustering.plan.strategy.sort.columns": "c_int"}
-
-
-def _our_table(base: Path, commits: int, files_per_partition: int) -> str:
-    for batch in range(commits):
-        append(str(base), small_file_rows(batch * 30, 30), table_name="orders", record_key="id", partition_field="region",
-               precombine_field="ts", table_version=9, files_per_partition=files_per_partition)  # fmt: skip
-    return str(base)
 
 
 class _RangedReads:
@@ -59,7 +51,7 @@ class _RangedReads:
 
 
 def test_footers_are_read_only_for_a_strategy_that_asks_and_then_concurrently(tmp_path, monkeypatch):
-    base = _our_table(tmp_path / "orders", commits=4, files_per_partition=2)
+    base = orders_table(tmp_path / "orders", commits=4, files_per_partition=2)
     threads: Counter = Counter()
     stats_asked: Counter = Counter()
     real, real_stats = footer_stats.read_file_footer, footer_stats.FooterStats.__call__

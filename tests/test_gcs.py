@@ -44,13 +44,8 @@ def gcs(tmp_path_factory):
 
 
 def _store(gcs, *, flags: dict[str, str] | None = None, env: dict[str, str] | None = None) -> Store:
-    return Store(
-        name="GCS", uri=lambda prefix: f"gs://{BUCKET}/{prefix}",
-        upload=lambda local, prefix: gcs.upload_dir(local, BUCKET, prefix),
-        download=lambda prefix, local: gcs.download_dir(BUCKET, prefix, local),
-        keys=lambda prefix: gcs.keys(BUCKET, prefix), rs_uri=lambda prefix: f"gs://{BUCKET}/{prefix}",
-        rs_options=gcs.hudi_rs_options(), flags=flags or {}, env=env or {},
-    )  # fmt: skip
+    return Store.on_emulator(gcs, BUCKET, name="GCS", uri=lambda prefix: f"gs://{BUCKET}/{prefix}",
+                             rs_uri=lambda prefix: f"gs://{BUCKET}/{prefix}", flags=flags, env=env)  # fmt: skip
 
 
 def _connector_keys(gcs) -> dict[str, str]:

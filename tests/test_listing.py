@@ -27,11 +27,12 @@ from hudi_cluster_core.io.storage import Storage, requests
 from hudi_cluster_core.plan.footer_stats import FOOTER_THREADS
 from hudi_cluster_core.table import load_table
 from hudi_cluster_core.table.listing import MetadataTableListing, StorageListing, table_listing
-from hudi_cluster_core.writer.append import append
 from tests.support.apache_hudi import (
     hudi_upsert, make_small_file_table, make_updates, small_file_rows, timeline_dir, write_hudi_table,
 )  # fmt: skip
 from tests.support.archived_tables import ARCHIVAL_OPTIONS
+from tests.support.hudi_metadata import hudi_listing
+from tests.support.runs import orders_table
 
 OPTIONS = {"hoodie.clustering.plan.strategy.sort.columns": "c_int"}
 # Hudi 1.1.1 builds column_stats and partition_stats beside files by default; the files partition is what is read
@@ -66,21 +67,6 @@ def assert_same_view(base: str, spark=None) -> None:
         for partition in by_mdt.partitions:
             ours = {entry.name: entry.size for entry in mdt.files(partition)}
             assert ours == hudi_listing(spark, base, partition), f"Hudi's own MDT listing of {partition!r}"
-
-
-def hudi_listing(spark, base: str, partition: str) -> dict[str, int]:
-    """Apache Hudi 1.1.1's metadata-table listing of ``partition`` (``HoodieBackedTableMetadata``): name -> size."""
-    jvm, jsc = spark._jvm, spark.sparkContext._jsc
-    engine = jvm.org.apache.hudi.client.common.HoodieSparkEngineContext(jsc)
-    conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(jsc.hadoopConfiguration())
-    storage = jvm.org.apache.hudi.storage.HoodieStorageUtils.getStorage(base, conf)
-    config = jvm.org.apache.hudi.common.config.HoodieMetadataConfig.newBuilder().enable(True).build()
-    metadata = jvm.org.apache.hudi.metadata.HoodieBackedTableMetadata(engine, storage, config, base)
-    try:
-        path = jvm.org.apache.hudi.storage.StoragePath(f"{base}/{partition}" if partition else base)
-        return {info.getPath().getName(): info.getLength() for info in metadata.getAllFilesInPartition(path)}
-    finally:
-        metadata.close()
 
 
 def _copy(source: str, tmp_path: Path, name: str = "t") -> str:
@@ -191,13 +177,6 @@ def test_an_mdt_behind_the_data_timeline_is_not_trusted(spark, mor_mdt, tmp_path
 
 
 # ------------------------------------------------------------------------------------- requests per run
-def _our_table(base: Path, commits: int = 3, files_per_partition: int = 2) -> str:
-    for batch in range(commits):
-        append(str(base), small_file_rows(batch * 30, 30), table_name="orders", record_key="id", partition_field="region",
-               precombine_field="ts", table_version=9, files_per_partition=files_per_partition)  # fmt: skip
-    return str(base)
-
-
 class _Calls:
     """Every Storage.list (directory, recursive) and Storage.info path made while installed."""
 
@@ -233,7 +212,7 @@ class _Calls:
 
 
 def test_planning_lists_each_partition_once_and_asks_no_size(tmp_path, monkeypatch):
-    base = _our_table(tmp_path / "orders")
+    base = orders_table(tmp_path / "orders")
     partitions = sorted(p.name for p in Path(base).iterdir() if p.is_dir() and not p.name.startswith("."))
     assert len(partitions) == 3
     calls = _Calls(monkeypatch)
@@ -258,7 +237,7 @@ def test_planning_lists_each_partition_once_and_asks_no_size(tmp_path, monkeypat
 
 
 def test_a_whole_run_lists_the_plan_partitions_once_more_at_the_commit(spark, tmp_path, monkeypatch):
-    base = _our_table(tmp_path / "orders")
+    base = orders_table(tmp_path / "orders")
     partitions = sorted(p.name for p in Path(base).iterdir() if p.is_dir() and not p.name.startswith("."))
     calls = _Calls(monkeypatch)
     # no sort columns: with them the result measures files per query on the new files, listing the plan's
@@ -284,7 +263,7 @@ def test_with_a_metadata_table_planning_lists_no_partition(spark, mor_mdt, tmp_p
 
 # ----------------------------------------------------------------------------------- one listing per table object
 def test_a_table_read_again_keeps_its_listing_while_the_timeline_stands_still(tmp_path):
-    base = _our_table(tmp_path / "orders", commits=2, files_per_partition=1)
+    base = orders_table(tmp_path / "orders", commits=2, files_per_partition=1)
     table = load_table(base)
     listing = table.view().listing
     assert table.view().listing is listing and table.listing is listing

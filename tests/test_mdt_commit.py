@@ -31,7 +31,8 @@ from tests.support.apache_hudi import (
 )  # fmt: skip
 from tests.support.readers import assert_same_rows, read_hudi_rs
 from tests.support.runs import run_cli
-from tests.test_mdt_hfile import _java_listing, _show_files
+from tests.support.hudi_metadata import hudi_listing
+from tests.test_mdt_hfile import _show_files
 
 OPTIONS = {"hoodie.clustering.plan.strategy.sort.columns": "c_int"}
 RS_MDT = {"hoodie.metadata.enable": "true"}
@@ -63,7 +64,7 @@ def _assert_listing_equals_storage(spark, base: str) -> None:
     assert len(partitions) >= 2, partitions
     for partition in partitions:
         storage = _storage_listing(base, partition)
-        assert _java_listing(spark, base, partition) == storage, f"Hudi's MDT listing of {partition} != storage"
+        assert hudi_listing(spark, base, partition) == storage, f"Hudi's MDT listing of {partition} != storage"
         assert _show_files(spark, base, partition) == set(storage), f"show_metadata_table_files({partition}) != storage"
 
 

@@ -25,6 +25,7 @@ from hudi_cluster_core.mdt.records import MetadataRecord, RecordType
 from hudi_cluster_core.table.naming import make_base_file_name, new_file_id, parse_log_file
 from hudi_cluster_core.table.properties import load_table_config
 from hudi_cluster_core.table.timeline import load_timeline
+from tests.support.hudi_metadata import hudi_listing
 
 FIXTURE = "cow_v9_txns_simple_overwrite"
 
@@ -195,21 +196,6 @@ def test_route_spreads_by_hash():
 # ------------------------------------------------------------------------------ Apache Hudi reads it back
 
 
-def _java_listing(spark, base: str, partition: str) -> dict[str, int]:
-    """Hudi 1.1.1's metadata-table listing (HoodieBackedTableMetadata.getAllFilesInPartition): name -> size."""
-    jvm, jsc = spark._jvm, spark.sparkContext._jsc
-    engine = jvm.org.apache.hudi.client.common.HoodieSparkEngineContext(jsc)
-    conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(jsc.hadoopConfiguration())
-    storage = jvm.org.apache.hudi.storage.HoodieStorageUtils.getStorage(base, conf)
-    config = jvm.org.apache.hudi.common.config.HoodieMetadataConfig.newBuilder().enable(True).build()
-    metadata = jvm.org.apache.hudi.metadata.HoodieBackedTableMetadata(engine, storage, config, base)
-    try:
-        infos = metadata.getAllFilesInPartition(jvm.org.apache.hudi.storage.StoragePath(f"{base}/{partition}"))
-        return {info.getPath().getName(): info.getLength() for info in infos}
-    finally:
-        metadata.close()
-
-
 def _show_files(spark, base: str, partition: str) -> set[str]:
     rows = spark.sql(f"call show_metadata_table_files(path => '{base}', partition => '{partition}')").collect()
     return {row["file_path"] for row in rows}
@@ -225,7 +211,7 @@ def test_apache_hudi_and_hudi_rs_read_our_mdt_deltacommit(spark, tmp_path):
     storage = Storage(base)
     timeline = load_timeline(storage, load_table_config(storage))
     schema = timeline.commit_metadata(timeline.completed()[-1])["extraMetadata"]["schema"]
-    before = _java_listing(spark, base, "eu")
+    before = hudi_listing(spark, base, "eu")
 
     # A new file group in eu: a copy of a base file Hudi wrote, under a new file id and instant T.
     instant = timeline.new_instant_time()
@@ -249,7 +235,7 @@ def test_apache_hudi_and_hudi_rs_read_our_mdt_deltacommit(spark, tmp_path):
     (log_name,) = mdt_stats[0]["logFiles"]
     assert read_hfile(log_block.read_blocks(Path(base, ".hoodie/metadata/files", log_name).read_bytes())[0].content).trailer.data_index_count == 2
     # T is not completed on the data timeline yet: both readers ignore the MDT block, and the file.
-    assert name not in _java_listing(spark, base, "eu")
+    assert name not in hudi_listing(spark, base, "eu")
     assert read_hudi_rs(base, options={"hoodie.metadata.enable": "true"}).num_rows == written.num_rows
 
     mdt_completion = done.split("_")[1].split(".")[0]
@@ -262,7 +248,7 @@ def test_apache_hudi_and_hudi_rs_read_our_mdt_deltacommit(spark, tmp_path):
 
     # Apache Hudi 1.1.1: the procedure lists it; the metadata table gives its exact size; nothing else moved.
     assert _show_files(spark, base, "eu") == {*before, name}
-    listing = _java_listing(spark, base, "eu")
+    listing = hudi_listing(spark, base, "eu")
     assert listing == {**before, name: size}
     assert listing == {p.name: p.stat().st_size for p in Path(base, "eu").glob("*.parquet")}  # equals storage
     # hudi-rs trusts the files partition: it sees the new slice with the size the MDT gives

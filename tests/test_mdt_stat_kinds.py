@@ -37,7 +37,7 @@ from tests.support.apache_hudi import (
     hudi_execute_clustering, hudi_schedule_clustering, read_hoodie_properties, read_hudi_snapshot, write_hudi_table,
 )  # fmt: skip
 from tests.support.readers import assert_same_rows, read_hudi_rs
-from tests.test_mdt_stats import _footer_sizes, _instant_records, _new_files, _normalised, _sizes_by
+from tests.test_mdt_stats import _instant_records, _normalised, assert_stats_sizes_are_footers
 
 # One plan of the whole table: one output group per partition.
 CLUSTER_ALL = {
@@ -160,16 +160,7 @@ def test_stats_records_equal_apache_hudis_own_clustering(clustered, kind):
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_stats_sizes_are_our_footers_and_partition_sizes_swap_hudis_new_files_for_ours(clustered, kind):
     _, ours, theirs, instant, hudi_instant = clustered[kind]
-    new_ours, new_theirs = _new_files(ours, instant), _new_files(theirs, hudi_instant)
-    for (name, column), sizes in _sizes_by(ours, instant, "column_stats").items():
-        assert sizes == _footer_sizes(new_ours[name])[column], (name, column)
-    theirs_by_partition = _sizes_by(theirs, hudi_instant, "partition_stats")
-    for (partition, column), sizes in _sizes_by(ours, instant, "partition_stats").items():
-        hudi_total = theirs_by_partition[(partition, column)]
-        hudi_new = [_footer_sizes(p)[column] for p in new_theirs.values() if p.parent.name == partition]
-        our_new = [_footer_sizes(p)[column] for p in new_ours.values() if p.parent.name == partition]
-        expected = tuple(hudi_total[i] - sum(s[i] for s in hudi_new) + sum(s[i] for s in our_new) for i in (0, 1))
-        assert sizes == expected, (partition, column)
+    assert_stats_sizes_are_footers(ours, theirs, instant, hudi_instant)
 
 
 SKIPPING = {"hoodie.enable.data.skipping": "true", "hoodie.metadata.enable": "true",

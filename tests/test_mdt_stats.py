@@ -40,6 +40,7 @@ from tests.support.apache_hudi import (
     SMALL_FILE_SCHEMA, hudi_execute_clustering, hudi_schedule_clustering, hudi_upsert, make_small_file_table,
     make_updates, read_hoodie_properties, read_hudi_snapshot, write_hudi_table,
 )  # fmt: skip
+from tests.support.hudi_metadata import hudi_metadata
 from tests.support.readers import assert_same_rows, read_hudi_rs
 
 STATS_PARTITIONS = ("column_stats", "partition_stats", "bloom_filters")
@@ -178,10 +179,16 @@ def _sizes_by(base: str, instant: str, partition: str) -> dict[tuple[str, str], 
 @pytest.mark.parametrize("kind", ["cow", "mor"])
 def test_stats_sizes_are_our_footers_and_partition_sizes_swap_hudis_new_files_for_ours(clustered, kind):
     ours, theirs, instant, hudi_instant, _, _ = clustered[kind]
-    new_ours, new_theirs = _new_files(ours, instant), _new_files(theirs, hudi_instant)
     file_sizes = _sizes_by(ours, instant, "column_stats")
-    assert {name for name, _ in file_sizes} == set(new_ours)
-    for (name, column), sizes in file_sizes.items():
+    assert {name for name, _ in file_sizes} == set(_new_files(ours, instant))
+    assert_stats_sizes_are_footers(ours, theirs, instant, hudi_instant)
+
+
+def assert_stats_sizes_are_footers(ours: str, theirs: str, instant: str, hudi_instant: str) -> None:
+    """Our clustering's column stats carry each new file's footer sizes, and its partition stats are Hudi's (after
+    Hudi's own clustering of the same table) with Hudi's new files' sizes swapped for ours."""
+    new_ours, new_theirs = _new_files(ours, instant), _new_files(theirs, hudi_instant)
+    for (name, column), sizes in _sizes_by(ours, instant, "column_stats").items():
         assert sizes == _footer_sizes(new_ours[name])[column], (name, column)
     # partition stats merge committed files' stats (the same on both copies) with the new files' stats
     theirs_by_partition = _sizes_by(theirs, hudi_instant, "partition_stats")
@@ -440,13 +447,7 @@ def test_hudi_reads_our_bloom_filters_through_the_metadata_table(spark, clustere
     """Hudi's metadata reader (``HoodieBackedTableMetadata.getBloomFilter``) returns, for every new file, the filter
     its footer holds: the same serialised bytes, and it contains every record key of the file."""
     ours, _, instant, _, _, _ = clustered["cow"]
-    jvm, jsc = spark._jvm, spark.sparkContext._jsc
-    engine = jvm.org.apache.hudi.client.common.HoodieSparkEngineContext(jsc)
-    conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(jsc.hadoopConfiguration())
-    storage = jvm.org.apache.hudi.storage.HoodieStorageUtils.getStorage(ours, conf)
-    config = jvm.org.apache.hudi.common.config.HoodieMetadataConfig.newBuilder().enable(True).build()
-    metadata = jvm.org.apache.hudi.metadata.HoodieBackedTableMetadata(engine, storage, config, ours)
-    try:
+    with hudi_metadata(spark, ours) as metadata:
         new = _new_files(ours, instant)
         assert new
         for name, path in new.items():
@@ -457,8 +458,6 @@ def test_hudi_reads_our_bloom_filters_through_the_metadata_table(spark, clustere
             assert bloom.serializeToString() == footer
             keys = pq.read_table(path, columns=["_hoodie_record_key"]).column(0).to_pylist()
             assert all(bloom.mightContain(key) for key in keys)
-    finally:
-        metadata.close()
 
 
 @pytest.mark.parametrize("name, done, partitions", [

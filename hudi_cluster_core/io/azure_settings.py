@@ -28,11 +28,11 @@ Credentials, highest first:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Mapping
 
 from ..errors import ConfigError
 from .store import RESOLVED
+from .store_settings import ResolvedSettings, job_keys, shipped, timeouts_and_retries
 
 CONNECT_TIMEOUT_MS = "fs.azure.http.connection.timeout"
 READ_TIMEOUT_MS = "fs.azure.http.read.timeout"
@@ -62,16 +62,6 @@ def connection_string(text: str) -> dict[str, str]:
         if sep and key:
             out[key.strip().lower()] = value.strip()
     return out
-
-
-def _whole(key: str, value: str, minimum: int) -> str:
-    try:
-        number = int(value.strip())
-    except ValueError:
-        number = minimum - 1
-    if number < minimum:
-        raise ConfigError(f"{key}={value!r}: accepted: a whole number >= {minimum}")
-    return str(number)
 
 
 def _from_connection_string(env: Mapping[str, str], account: str) -> tuple[str | None, str | None]:
@@ -120,22 +110,20 @@ def _identity(env: Mapping[str, str]) -> dict[str, str]:
 def resolve(conf: Mapping[str, str], account: str, domain: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The explicit settings map for ``account`` (of ``domain``, e.g. ``core.windows.net``), from the job's keys
     ``conf`` and this machine's environment; validated, defaults filled in."""
-    given = {k.removeprefix("spark.hadoop."): str(v).strip() for k, v in conf.items()}
-    if given.get(RESOLVED) == "true":  # shipped from the driver: exactly these settings, nothing from here
+    given = job_keys(conf)
+    if shipped(given):  # exactly these settings, nothing from here
         if given.get(ACCOUNT) != account:
             raise ConfigError(f"Azure settings for account {given.get(ACCOUNT)!r} given for account {account!r}")
         return {k: v for k, v in given.items() if k in SHIPPED_KEYS}
     env = os.environ if environ is None else environ
-    out = {RESOLVED: "true", ACCOUNT: account}
-    for key, default in DEFAULTS.items():
-        out[key] = _whole(key, given.get(key) or default, 0 if key == MAX_RETRIES else 1)
+    out = {RESOLVED: "true", ACCOUNT: account, **timeouts_and_retries(given, DEFAULTS, MAX_RETRIES)}
     endpoint, string_key = _from_connection_string(env, account)
     out[ENDPOINT] = endpoint or f"https://{account}.blob.{domain}"
-    job_keys = (f"fs.azure.account.key.{account}.dfs.{domain}", f"fs.azure.account.key.{account}.blob.{domain}",
+    account_key_names = (f"fs.azure.account.key.{account}.dfs.{domain}", f"fs.azure.account.key.{account}.blob.{domain}",
                 "fs.azure.account.key")  # fmt: skip
     named = (env.get("AZURE_STORAGE_ACCOUNT_NAME") or "").strip()
     env_key = (env.get("AZURE_STORAGE_ACCOUNT_KEY") or env.get("AZURE_STORAGE_ACCESS_KEY") or "").strip()
-    keys: list[tuple[str | None, str]] = [(given.get(k), k) for k in job_keys] + [
+    keys: list[tuple[str | None, str]] = [(given.get(k), k) for k in account_key_names] + [
         (string_key, "AZURE_STORAGE_CONNECTION_STRING"),
         (env_key if named in ("", account) else None, "AZURE_STORAGE_ACCOUNT_KEY")]  # fmt: skip
     found = next(((k, s) for k, s in keys if k), None)
@@ -146,25 +134,15 @@ def resolve(conf: Mapping[str, str], account: str, domain: str, environ: Mapping
     return out
 
 
-@dataclass(frozen=True)
-class AzureSettings:
+class AzureSettings(ResolvedSettings):
     """A resolved map, translated for obstore and hudi-rs."""
 
-    options: Mapping[str, str]
+    CONNECT_TIMEOUT_KEY, READ_TIMEOUT_KEY = CONNECT_TIMEOUT_MS, READ_TIMEOUT_MS
+    RETRIES_KEY, CREDENTIAL_KEY = MAX_RETRIES, CREDENTIAL
 
     @property
     def endpoint(self) -> str:
         return self.options[ENDPOINT]
-
-    @property
-    def credential(self) -> str:
-        return self.options[CREDENTIAL]
-
-    def attempts(self) -> int:
-        return int(self.options[MAX_RETRIES]) + 1
-
-    def timeouts_ms(self) -> tuple[int, int]:
-        return int(self.options[CONNECT_TIMEOUT_MS]), int(self.options[READ_TIMEOUT_MS])
 
     def obstore_config(self) -> dict[str, object]:
         """``AzureStore`` settings, every one explicit (the credential type too): obstore would otherwise take the

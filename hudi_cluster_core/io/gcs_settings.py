@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 from urllib.parse import urlparse
 
 from ..errors import ConfigError
 from .store import RESOLVED
+from .store_settings import ResolvedSettings, job_keys, shipped, timeouts_and_retries
 
 ROOT_URL = "fs.gs.storage.root.url"
 AUTH_TYPE = "fs.gs.auth.type"
@@ -68,16 +68,6 @@ def _url(key: str, value: str) -> str:
     if parsed.scheme not in ("http", "https") or not parsed.hostname or parsed.path not in ("", "/"):
         raise ConfigError(f"{key}={value!r}: accepted: http(s)://host[:port] or host:port")
     return f"{parsed.scheme}://{parsed.netloc}"
-
-
-def _whole(key: str, value: str, minimum: int) -> str:
-    try:
-        number = int(value.strip())
-    except ValueError:
-        number = minimum - 1
-    if number < minimum:
-        raise ConfigError(f"{key}={value!r}: accepted: a whole number >= {minimum}")
-    return str(number)
 
 
 def _credential_file(key: str, path: str) -> dict:
@@ -148,8 +138,8 @@ def _credentials(given: Mapping[str, str], env: Mapping[str, str], from_emulator
 
 def resolve(conf: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The explicit settings map for ``conf`` (the job's keys) on this machine; validated, defaults filled in."""
-    given = {k.removeprefix("spark.hadoop."): str(v).strip() for k, v in conf.items()}
-    if given.get(RESOLVED) == "true":  # shipped from the driver: exactly these settings, nothing from here
+    given = job_keys(conf)
+    if shipped(given):  # exactly these settings, nothing from here
         return {k: v for k, v in given.items() if k in SHIPPED_KEYS}
     env = os.environ if environ is None else environ
     out: dict[str, str] = {RESOLVED: "true"}
@@ -158,26 +148,20 @@ def resolve(conf: Mapping[str, str], environ: Mapping[str, str] | None = None) -
         out[ROOT_URL] = _url(ROOT_URL, given[ROOT_URL])
     elif emulator:
         out[ROOT_URL] = _url("STORAGE_EMULATOR_HOST", emulator)
-    out[CONNECT_TIMEOUT_MS] = _whole(CONNECT_TIMEOUT_MS, given.get(CONNECT_TIMEOUT_MS) or DEFAULTS[CONNECT_TIMEOUT_MS], 1)
-    out[READ_TIMEOUT_MS] = _whole(READ_TIMEOUT_MS, given.get(READ_TIMEOUT_MS) or DEFAULTS[READ_TIMEOUT_MS], 1)
-    out[MAX_RETRY] = _whole(MAX_RETRY, given.get(MAX_RETRY) or DEFAULTS[MAX_RETRY], 0)
+    out.update(timeouts_and_retries(given, DEFAULTS, MAX_RETRY))
     out.update(_credentials(given, env, from_emulator_variable=bool(emulator) and not given.get(ROOT_URL)))
     return out
 
 
-@dataclass(frozen=True)
-class GCSSettings:
+class GCSSettings(ResolvedSettings):
     """A resolved map, translated for obstore, hudi-rs and Hadoop's GCS connector."""
 
-    options: Mapping[str, str]
+    CONNECT_TIMEOUT_KEY, READ_TIMEOUT_KEY = CONNECT_TIMEOUT_MS, READ_TIMEOUT_MS
+    RETRIES_KEY, CREDENTIAL_KEY = MAX_RETRY, CREDENTIAL
 
     @property
     def endpoint(self) -> str:
         return self.options.get(ROOT_URL) or GOOGLE
-
-    @property
-    def credential(self) -> str:
-        return self.options[CREDENTIAL]
 
     def describe_endpoint(self) -> str:
         return self.options.get(ROOT_URL) or "Google Cloud Storage"
@@ -194,12 +178,6 @@ class GCSSettings:
                 key["gcs_base_url"] = self.endpoint
             return json.dumps(key)
         return None
-
-    def attempts(self) -> int:
-        return int(self.options[MAX_RETRY]) + 1
-
-    def timeouts_ms(self) -> tuple[int, int]:
-        return int(self.options[CONNECT_TIMEOUT_MS]), int(self.options[READ_TIMEOUT_MS])
 
     def hadoop_options(self) -> dict[str, str]:
         """The same settings for the Hadoop GCS connector (``spark.hadoop.`` + these keys)."""

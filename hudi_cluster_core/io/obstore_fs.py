@@ -12,23 +12,15 @@ import contextlib
 from typing import Any, Iterator, Protocol
 
 import pyarrow as pa
-import pyarrow.fs as pafs
 
-from .store import FileEntry, StoreError
+from .backend_fs import BackendFileSystem, ListingBackend
+from .store import StoreError
 
 READ_BUFFER = 64 << 10  # bytes one read request fetches at least (a footer, a column chunk's pages)
 
 
-class ObstoreBackend(Protocol):
+class ObstoreBackend(ListingBackend, Protocol):
     def store_and_key(self, path: str) -> tuple[Any, str]: ...
-
-    def info(self, path: str) -> FileEntry | None: ...
-
-    def list(self, directory: str, recursive: bool = False) -> list[FileEntry]: ...
-
-    def delete(self, path: str) -> None: ...
-
-    def delete_tree(self, path: str) -> None: ...
 
 
 @contextlib.contextmanager
@@ -94,48 +86,17 @@ class _Writer:
             self.closed = True
 
 
-class ObstoreFileSystem(pafs.FileSystemHandler):
+class ObstoreFileSystem(BackendFileSystem):
+    backend: ObstoreBackend
+
     def __init__(self, backend: ObstoreBackend):
-        self.backend = backend
+        super().__init__(backend)
 
     def get_type_name(self) -> str:
         return "obstore"
 
     def equals(self, other: Any) -> bool:
         return isinstance(other, ObstoreFileSystem) and other.backend is self.backend
-
-    def normalize_path(self, path: str) -> str:
-        return path
-
-    def _info(self, entry: FileEntry | None, path: str) -> pafs.FileInfo:
-        if entry is None:
-            return pafs.FileInfo(path, pafs.FileType.NotFound)
-        kind = pafs.FileType.Directory if entry.is_dir else pafs.FileType.File
-        return pafs.FileInfo(entry.path, kind, size=None if entry.is_dir else entry.size)
-
-    def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
-        return [self._info(self.backend.info(path), path) for path in paths]
-
-    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
-        entries = self.backend.list(selector.base_dir, selector.recursive)
-        if not entries and not selector.allow_not_found and self.backend.info(selector.base_dir) is None:
-            raise FileNotFoundError(selector.base_dir)
-        return [self._info(entry, entry.path) for entry in entries]
-
-    def create_dir(self, path: str, recursive: bool) -> None:
-        pass  # object stores have no directories: a prefix exists while an object is under it
-
-    def delete_dir(self, path: str) -> None:
-        self.backend.delete_tree(path)
-
-    def delete_dir_contents(self, path: str, missing_dir_ok: bool = False) -> None:
-        self.backend.delete_tree(path)
-
-    def delete_root_dir_contents(self) -> None:
-        raise StoreError("refusing to delete a whole bucket")
-
-    def delete_file(self, path: str) -> None:
-        self.backend.delete(path)
 
     def move(self, src: str, dest: str) -> None:
         import obstore

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from ..errors import ConfigError
 from .store import RESOLVED
+from .store_settings import job_keys, shipped
 
 if TYPE_CHECKING:
     from obstore.store import ClientConfig, RetryConfig, S3Config
@@ -88,8 +89,8 @@ def _profile(environ: Mapping[str, str]) -> dict[str, str]:
 
 def resolve(conf: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The explicit ``fs.s3a.*`` map for ``conf`` (job keys) on this machine; validated, defaults filled in."""
-    given = {k.removeprefix("spark.hadoop."): str(v).strip() for k, v in conf.items()}
-    if given.get(RESOLVED) == "true":  # shipped from the driver: exactly these settings, nothing from here
+    given = job_keys(conf)
+    if shipped(given):  # exactly these settings, nothing from here
         return {k: v for k, v in given.items() if k in STORAGE_KEYS or k in SHIPPED_ONLY}
     env = os.environ if environ is None else environ
     profile = _profile(env)

@@ -28,6 +28,7 @@ from ..table.naming import make_write_token
 from ..table.properties import PROPERTIES_FILE
 from ..write.avro_schema import arrow_to_avro_schema
 from .instant import complete_commit, writing
+from .write_unit import sequence_numbers
 
 
 def storage_for(base_path: str | Path) -> Storage:
@@ -175,5 +176,5 @@ def _write_new_file_groups(storage: Storage, full: pa.Table, instant: str, files
 
 def with_seqno(chunk: pa.Table, instant: str, file_index: int) -> pa.Table:
     """``_hoodie_commit_seqno`` as Hudi numbers the rows of one file: ``<instant>_<file index>_<row>``."""
-    seqno = pa.array([f"{instant}_{file_index}_{i}" for i in range(chunk.num_rows)], pa.string())
+    seqno = sequence_numbers(instant, file_index, chunk.num_rows)
     return chunk.set_column(chunk.schema.get_field_index("_hoodie_commit_seqno"), "_hoodie_commit_seqno", seqno)

@@ -37,13 +37,13 @@ import pyarrow as pa
 from ..errors import ConfigError, WriteConflict
 from ..mdt.partitions import disabled_by_config
 from ..table import FileGroupId, HudiTable, load_table
-from ..io.storage import Storage
 from ..table.schema import table_schema
 from .append import key_and_partition, partition_values, with_meta_columns, write_partition_metadata
 from .instant import complete_commit, writing
 from ..write.log_file import avro_data_block, write_log_file, writer_schema
 from .bloom_index import RunUnits, run_in_process
-from .upsert import KEY, _latest_per_key, _ordering_field, _write_token
+from .upsert import KEY, _latest_per_key, _ordering_field
+from .write_unit import WriteUnit, lock_and_heartbeat
 
 log = logging.getLogger(__name__)
 # (table, partition, record keys, pending clustering instant or None) -> the file id of each record's bucket
@@ -112,13 +112,9 @@ def _drop_copies(table: HudiTable, instant: str, clustering: str, stats: dict[st
 
 
 @dataclass(frozen=True)
-class WriteLogFile:
+class WriteLogFile(WriteUnit):
     """One unit of work (here, or a Spark task): one file group's records as one log file of one Avro block."""
 
-    base_uri: str
-    storage_options: tuple[tuple[str, str], ...]
-    instant: str
-    index: int
     partition: str
     file_id: str
     name_instant: str  # the instant, or the pending clustering's for a duplicate copy
@@ -129,12 +125,11 @@ class WriteLogFile:
     def __call__(self) -> dict:
         n = self.rows.num_rows
         rows = self.rows.set_column(0, "_hoodie_commit_time", pa.array([self.instant] * n, pa.string()))
-        seqno = pa.array([f"{self.instant}_{self.index}_{i}" for i in range(n)], pa.string())
-        rows = rows.set_column(1, "_hoodie_commit_seqno", seqno)
+        rows = rows.set_column(1, "_hoodie_commit_seqno", self.sequence_numbers(n))
         rows = rows.set_column(4, "_hoodie_file_name", pa.array([self.file_id] * n, pa.string()))
         return write_log_file(
-            Storage(self.base_uri, dict(self.storage_options)), partition=self.partition, file_id=self.file_id,
-            writing_instant=self.instant, name_instant=self.name_instant, write_token=_write_token(self.index),
+            self.storage(), partition=self.partition, file_id=self.file_id,
+            writing_instant=self.instant, name_instant=self.name_instant, write_token=self.write_token(),
             block=avro_data_block(self.instant, rows, self.schema_json), records=n, base_instant=self.base_instant,
         )  # fmt: skip
 
@@ -183,9 +178,7 @@ def upsert(base_path: str | Path, rows: pa.Table, *, options: Mapping[str, str] 
                                    if pending[FileGroupId(partition, f)] == clustering})  # fmt: skip
 
     slices = {(s.partition, s.file_id): s for s in table.view().latest_file_slices(partitions=list(per_partition))}
-    wait_ms = int(raw.get("hoodie.write.lock.wait_time_ms") or 60000)
-    heartbeat_ms = (int(raw.get("hoodie.client.heartbeat.interval_in_ms") or 60000),
-                    int(raw.get("hoodie.client.heartbeat.tolerable.misses") or 2))
+    wait_ms, heartbeat_ms = lock_and_heartbeat(raw)
     # begun only if no clean began, and no instant of this read was archived, since the read: a resize that
     # completed meanwhile, its old buckets cleaned and its replacecommit archived, would leave this write routing
     # records to buckets no replacecommit names any more (every key then read twice); else the table is read again

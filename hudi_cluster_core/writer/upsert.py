@@ -33,10 +33,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..errors import ConfigError
-from ..io.storage import Storage
 from ..mdt.partitions import disabled_by_config
 from ..table import FileGroupId, HudiTable, load_table
-from ..table.naming import make_write_token
 from ..table.schema import table_schema
 from .append import key_and_partition, partition_values, with_meta_columns, write_partition_metadata
 from ..write.avro_schema import arrow_to_avro_schema
@@ -44,6 +42,7 @@ from ..write.base_file import META_COLUMNS, ParquetOptions, WriteContext, write_
 from .bloom_index import RunUnits, locate_keys, run_in_process
 from .instant import complete_commit, writing
 from .workload import FileGroupWork, Sizing, profile_partition
+from .write_unit import WriteUnit, lock_and_heartbeat
 
 log = logging.getLogger(__name__)
 KEY = "_hoodie_record_key"
@@ -53,19 +52,15 @@ PendingClusteringPolicy = Callable[[frozenset[FileGroupId], Mapping[FileGroupId,
 
 
 @dataclass(frozen=True)
-class WriteFileGroup:
+class WriteFileGroup(WriteUnit):
     """One unit of work: the new base file of one file group (an existing one rewritten, or a new one)."""
 
-    base_uri: str
-    storage_options: tuple[tuple[str, str], ...]
-    instant: str
-    index: int
     work: FileGroupWork
     ordering: str | None
     options: ParquetOptions
 
     def __call__(self) -> tuple[dict, pa.Array]:
-        storage = Storage(self.base_uri, dict(self.storage_options))
+        storage = self.storage()
         work = self.work
         incoming = pa.concat_tables([work.updates, work.inserts])
         incoming = incoming.set_column(0, "_hoodie_commit_time", pa.array([self.instant] * incoming.num_rows, pa.string()))
@@ -76,24 +71,13 @@ class WriteFileGroup:
             with storage.fs.open_input_file(storage.join(work.base)) as handle:
                 old = pq.read_table(handle).cast(incoming.schema)
             rows, fresh, updated = _merge(old, incoming, work.updates.num_rows, self.ordering)
-        seqno = pa.array([f"{self.instant}_{self.index}_{i}" for i in range(rows.num_rows)], pa.string())
+        seqno = self.sequence_numbers(rows.num_rows)
         position = rows.schema.get_field_index("_hoodie_commit_seqno")
         rows = rows.set_column(position, "_hoodie_commit_seqno", pc.if_else(pa.array(fresh), seqno, rows.column(position)))
-        context = WriteContext(self.base_uri, self.instant, work.partition, _write_token(self.index), self.options)
+        context = WriteContext(self.base_uri, self.instant, work.partition, self.write_token(), self.options)
         stat = write_base_file(storage, context, rows, file_id=work.file_id)
         stat.update(prevCommit=work.prev_commit, numUpdateWrites=updated, numInserts=work.inserts.num_rows)
         return stat, work.inserts.column(KEY).combine_chunks()
-
-
-def _write_token(index: int) -> str:
-    try:
-        from pyspark import TaskContext
-    except ImportError:  # pragma: no cover - pyspark is a dependency; this keeps the unit usable without it
-        TaskContext = None  # type: ignore[assignment,misc]
-    context = TaskContext.get() if TaskContext is not None else None
-    if context is None:
-        return make_write_token(index, 0, index)
-    return make_write_token(index, context.stageId(), context.taskAttemptId())
 
 
 def _merge(old: pa.Table, incoming: pa.Table, n_updates: int, ordering: str | None) -> tuple[pa.Table, np.ndarray, int]:
@@ -214,9 +198,7 @@ def upsert(
             for w in profile_partition(p, part, keys[p], found.get(p, {}), slices[p], sizing, excluded)]  # fmt: skip
 
     parquet = ParquetOptions.from_hoodie(raw)
-    wait_ms = int(raw.get("hoodie.write.lock.wait_time_ms") or 60000)
-    heartbeat_ms = (int(raw.get("hoodie.client.heartbeat.interval_in_ms") or 60000),
-                    int(raw.get("hoodie.client.heartbeat.tolerable.misses") or 2))
+    wait_ms, heartbeat_ms = lock_and_heartbeat(raw)
     with writing(table, "UPSERT", wait_ms, heartbeat_ms, read_at=table.timeline) as instant:
         for partition_path in by_partition:
             write_partition_metadata(table.storage, partition_path, instant)

@@ -13,12 +13,14 @@ import datetime as dt
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from hudi_cluster_core.io.store import Backend, Capabilities, FileEntry, StoreError, Versioned
+from hudi_cluster_core.io.backend_fs import BackendFileSystem
+from hudi_cluster_core.io.store import Capabilities, FileEntry, StoreError, Versioned
+from tests.support.in_process_store import InProcessBackend
 
 SCHEME = "sim"
 COMPLETED = re.compile(r"^(\d{17})_(\d{17})\.(\w+)$")
@@ -92,22 +94,9 @@ def world() -> World:
     return CURRENT[0]
 
 
-class SimBackend(Backend):
+class SimBackend(InProcessBackend):
     capabilities = Capabilities(exclusive_create=True, put_if_match=True, hudi_storage_lock=True)  # as S3's
     store_name = "simulated store"
-
-    def __init__(self, base_uri: str, options: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None):
-        pass
-
-    @property
-    def options(self) -> dict[str, str]:
-        return {}
-
-    def path_of(self, uri: str) -> str:
-        return uri.partition("://")[2] if "://" in uri else uri
-
-    def qualified(self, scheme: str, path: str) -> str:
-        return f"{scheme}://{path}"
 
     # ------------------------------------------------------------------ reading
     def info(self, path: str) -> FileEntry | None:
@@ -208,47 +197,16 @@ class _Sink:
             self.backend.write(self.path, b"".join(self.parts))
 
 
-class SimFileSystem(pafs.FileSystemHandler):
+class SimFileSystem(BackendFileSystem):
     """pyarrow's view of the simulated store (parquet footers, base files the tasks read and write)."""
 
-    def __init__(self, backend: SimBackend):
-        self.backend = backend
+    backend: SimBackend
 
     def get_type_name(self) -> str:
         return SCHEME
 
     def equals(self, other: Any) -> bool:
         return isinstance(other, SimFileSystem)
-
-    def normalize_path(self, path: str) -> str:
-        return path
-
-    def _info(self, entry: FileEntry | None, path: str) -> pafs.FileInfo:
-        if entry is None:
-            return pafs.FileInfo(path, pafs.FileType.NotFound)
-        kind = pafs.FileType.Directory if entry.is_dir else pafs.FileType.File
-        return pafs.FileInfo(entry.path, kind, size=None if entry.is_dir else entry.size)
-
-    def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
-        return [self._info(self.backend.info(path), path) for path in paths]
-
-    def get_file_info_selector(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
-        return [self._info(e, e.path) for e in self.backend.list(selector.base_dir, selector.recursive)]
-
-    def create_dir(self, path: str, recursive: bool) -> None:
-        pass
-
-    def delete_dir(self, path: str) -> None:
-        self.backend.delete_tree(path)
-
-    def delete_dir_contents(self, path: str, missing_dir_ok: bool = False) -> None:
-        self.backend.delete_tree(path)
-
-    def delete_root_dir_contents(self) -> None:
-        raise StoreError("refusing to delete a whole bucket")
-
-    def delete_file(self, path: str) -> None:
-        self.backend.delete(path)
 
     def move(self, src: str, dest: str) -> None:
         raise StoreError(f"{src}: the simulated store has no rename")

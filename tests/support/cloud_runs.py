@@ -10,7 +10,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pyarrow as pa
 
@@ -38,6 +38,19 @@ class Store:
 
     def read(self, prefix: str) -> pa.Table:
         return read_hudi_rs(self.rs_uri(prefix), options=self.rs_options)
+
+    @classmethod
+    def on_emulator(cls, emulator: Any, bucket: str, *, name: str, uri: Callable[[str], str],
+                    rs_uri: Callable[[str], str], flags: dict[str, str] | None = None,
+                    env: dict[str, str] | None = None) -> "Store":  # fmt: skip
+        """The store of an emulator's ``bucket`` (a container on Azure): objects go in and out through the
+        emulator's ``upload_dir``, ``download_dir`` and ``keys``, hudi-rs reads with its ``hudi_rs_options``."""
+        return cls(
+            name=name, uri=uri, upload=lambda local, prefix: emulator.upload_dir(local, bucket, prefix),
+            download=lambda prefix, local: emulator.download_dir(bucket, prefix, local),
+            keys=lambda prefix: emulator.keys(bucket, prefix), rs_uri=rs_uri, rs_options=emulator.hudi_rs_options(),
+            flags=flags or {}, env=env or {},
+        )  # fmt: skip
 
 
 def clean_env(extra: dict[str, str] | None = None, home: Path | None = None) -> dict[str, str]:

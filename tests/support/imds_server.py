@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from tests.support.s3_server import ACCESS_KEY, REGION, SECRET_KEY
+from tests.support.s3_server import ACCESS_KEY, REGION, SECRET_KEY, relay
 
 ROLE = "hudi-cluster-node"
 CONTAINER_PATH = "/container-credentials"
@@ -191,7 +191,6 @@ class TlsProxy:
         return f"https://127.0.0.1:{self._server.server_address[1]}"
 
     def start(self) -> "TlsProxy":
-        import http.client
         import ssl
         from urllib.parse import urlsplit
 
@@ -211,20 +210,7 @@ class TlsProxy:
                     # same parameters go in the body
                     path, query = path.split("?", 1)
                     body, headers["Content-Type"] = query.encode(), "application/x-www-form-urlencoded"
-                upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
-                try:
-                    upstream.request(self.command, path, body=body, headers=headers)
-                    answer = upstream.getresponse()
-                    data = answer.read()
-                finally:
-                    upstream.close()
-                self.send_response(answer.status)
-                for name, value in answer.getheaders():
-                    if name.lower() not in ("content-length", "transfer-encoding", "connection", "server", "date"):
-                        self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                relay(self, target, path, body, headers)
 
             do_GET = do_POST = _forward
 

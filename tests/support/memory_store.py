@@ -5,17 +5,19 @@ Objects live in one obstore ``MemoryStore`` per bucket, shared by every ``Storag
 another process sees nothing: only driver-side paths, commit and lock, run here). It does what S3 does (exclusive
 create, ``If-Match`` on an ETag, parquet through :class:`~hudi_cluster_core.io.obstore_fs.ObstoreFileSystem`);
 :class:`NoExclusiveCreate` is the same store without exclusive creates (but with ETag updates, so Hudi's storage
-lock can still be kept on it), for the fail-closed rules.
+lock can still be kept on it), for the fail-closed rules. Having no settings and ``bucket/key`` paths, it takes
+those parts of a backend from :class:`~tests.support.in_process_store.InProcessBackend`, as the simulated store does.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import posixpath
-from typing import Any, Mapping
+from typing import Any
 
 from hudi_cluster_core.io.obstore_fs import ObstoreFileSystem, obstore_errors
-from hudi_cluster_core.io.store import Backend, Capabilities, FileEntry, Versioned
+from hudi_cluster_core.io.store import Capabilities, FileEntry, Versioned
+from tests.support.in_process_store import InProcessBackend
 
 BUCKETS: dict[str, Any] = {}  # bucket -> obstore MemoryStore
 
@@ -34,22 +36,9 @@ def objects(bucket: str) -> dict[str, bytes]:
     return {m["path"]: bytes(obstore.get(store, m["path"]).bytes()) for batch in obstore.list(store) for m in batch}
 
 
-class MemoryBackend(Backend):
+class MemoryBackend(InProcessBackend):
     capabilities = Capabilities(exclusive_create=True, put_if_match=True, hudi_storage_lock=True)
     store_name = "memory store"
-
-    def __init__(self, base_uri: str, options: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None):
-        pass
-
-    @property
-    def options(self) -> dict[str, str]:
-        return {}
-
-    def path_of(self, uri: str) -> str:
-        return uri.partition("://")[2] if "://" in uri else uri
-
-    def qualified(self, scheme: str, path: str) -> str:
-        return f"{scheme}://{path}"
 
     def store_and_key(self, path: str) -> tuple[Any, str]:
         from obstore.store import MemoryStore

@@ -26,6 +26,15 @@ def make_append_table(base: str, version: int = 9, batches: int = 4, rows: int =
     return base
 
 
+def orders_table(base: Path, commits: int = 3, files_per_partition: int = 2) -> str:
+    """A version-9 table our writer made: ``commits`` appends of 30 rows, each ``files_per_partition`` files in each
+    of its two partitions."""
+    for batch in range(commits):
+        append(str(base), small_file_rows(batch * 30, 30), table_name="orders", record_key="id", partition_field="region",
+               precombine_field="ts", table_version=9, files_per_partition=files_per_partition)  # fmt: skip
+    return str(base)
+
+
 def cli_command(base: str, *extra: str, mode: str = "scheduleAndExecute") -> list[str]:
     return [sys.executable, "-m", "hudi_cluster_core.cli", "run", "--base-path", base, "--mode", mode,
             "--spark-master", "local[1]", "--hoodie-conf", SORT, *extra]  # fmt: skip

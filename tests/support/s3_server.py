@@ -20,7 +20,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 ACCESS_KEY = "hudi-cluster-test"
 SECRET_KEY = "hudi-cluster-test-secret"
@@ -164,6 +164,29 @@ class S3Server:
                 "AWS_REGION": REGION}  # fmt: skip
 
 
+def relay(handler: Any, target: Any, path: str, body: bytes | None, headers: dict[str, str]) -> None:
+    """Send ``handler``'s request (its method, with this ``path``, ``body`` and ``headers``) to ``target`` (a server's
+    ``urlsplit``) and answer with what it answered: its status, its headers but those of the connection and length,
+    and its body (none to a HEAD)."""
+    import http.client
+
+    upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+    try:
+        upstream.request(handler.command, path, body=body, headers=headers)
+        answer = upstream.getresponse()
+        data = answer.read()
+    finally:
+        upstream.close()
+    handler.send_response(answer.status)
+    for name, value in answer.getheaders():
+        if name.lower() not in ("content-length", "transfer-encoding", "connection", "server", "date"):
+            handler.send_header(name, value)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    if handler.command != "HEAD":
+        handler.wfile.write(data)
+
+
 class ConditionsIgnoringProxy:
     """An S3 endpoint on loopback that forwards every request to ``target`` (a moto server without ``auth``) minus
     its ``If-None-Match`` and ``If-Match`` headers: a server without conditional writes that does not say so, on
@@ -181,7 +204,6 @@ class ConditionsIgnoringProxy:
         self.dropped = 0
 
     def _handler(self):
-        import http.client
         from http.server import BaseHTTPRequestHandler
         from urllib.parse import urlsplit
 
@@ -195,21 +217,7 @@ class ConditionsIgnoringProxy:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in owner.DROPPED}
                 owner.dropped += len(self.headers) - len(headers)
-                upstream = http.client.HTTPConnection(upstream_at.hostname, upstream_at.port, timeout=30)
-                try:
-                    upstream.request(self.command, self.path, body=body or None, headers=headers)
-                    answer = upstream.getresponse()
-                    data = answer.read()
-                finally:
-                    upstream.close()
-                self.send_response(answer.status)
-                for name, value in answer.getheaders():
-                    if name.lower() not in ("content-length", "transfer-encoding", "connection", "server", "date"):
-                        self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
+                relay(self, upstream_at, self.path, body or None, headers)
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward
 
