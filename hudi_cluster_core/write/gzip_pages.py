@@ -77,7 +77,7 @@ class GzipPageSink:
         self._gzip = deflate.gzip_compress
         self.threads = COMPRESS_THREADS if threads is None else max(0, threads)  # 0: compress inline
         # pages handed to the pool, in file order: (uncompressed offset, header, header bytes, page bytes, body)
-        self._in_flight: deque[tuple[int, list, int, int, Future[bytes]]] = deque()
+        self._in_flight: deque[tuple[int, list, int, int, Future[Any]]] = deque()
         self._pool: ThreadPoolExecutor | None = None  # started with the first page, stopped with the file
         self.target = target
         self.level = level
@@ -182,6 +182,7 @@ class GzipPageSink:
             if kind not in (_DATA_PAGE, _DICTIONARY_PAGE):
                 raise tc.ThriftError(f"page type {kind} at offset {self._position}: only v1 data and dictionary pages")
             raw = bytes(self._pending[body_at : body_at + size])
+            future: Future[Any]
             if self.threads > 0:
                 if self._pool is None:
                     self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="gzip-pages")
@@ -274,9 +275,9 @@ class GzipParquetWriter(pq.ParquetWriter):
     """``pq.ParquetWriter`` writing GZIP pages through libdeflate into ``target`` (see the module docstring);
     ``written_bytes()`` is the compressed size so far."""
 
-    def __init__(self, target: Any, schema, *, compression_level: int = 6, compress_threads: int | None = None,
-                 **options):  # fmt: skip
-        self.page_sink = GzipPageSink(target, compression_level, compress_threads)
+    def __init__(self, target: Any, schema, *, compression_level: int = 6, **options: Any):
+        # ``compress_threads``: the page compression threads of this file (default ``COMPRESS_THREADS``; 0 inline)
+        self.page_sink = GzipPageSink(target, compression_level, options.pop("compress_threads", None))
         super().__init__(self.page_sink, schema, compression="none", **options)
 
     def write_table(self, table, row_group_size=None) -> None:
