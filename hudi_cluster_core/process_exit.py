@@ -1,6 +1,6 @@
 """The command line's last step: exit with the outcome's code without Python's interpreter teardown.
 
-After a run the teardown (every module's and object's clean-up: pyarrow, py4j, pyspark and the rest) took 0.3-0.4 s
+After a run the teardown (every module's and object's clean-up: pyarrow, py4j, pyspark and the rest) took 0.1-0.8 s
 of wall time after the result was printed, with nothing left to do: the run is committed and said. What a normal
 exit does that matters is done here first: every ``atexit`` function (logging's flush and close among them, and any
 a plugin registered), then stdout and stderr flushed. A process with a thread still working (one not a daemon:
