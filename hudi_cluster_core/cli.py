@@ -375,10 +375,14 @@ def entry() -> None:
     """The ``hudi-cluster`` command: :func:`main`, then an exit that no late signal turns into a traceback."""
     code = main()
     interrupts.ignore()  # Spark's and Python's exit hooks run next; the outcome is already decided and said
-    from .run.session_start import end_unused_launches
+    from .run.session_start import detach_jvm_output, end_unused_launches
 
     end_unused_launches()  # a JVM still launching for a run that never took it: ended, not waited for
-    sys.exit(code)
+    if code == 0:
+        detach_jvm_output()  # its shutdown, after this process's exit, no longer holds a reader of our output
+    from .process_exit import exit_now
+
+    exit_now(code)  # without the interpreter's teardown (a few tenths of a second), once everything is said
 
 
 def _configure_logging(verbose: bool) -> None:

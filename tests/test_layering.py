@@ -26,6 +26,7 @@ RANKS = {
     "config": FOUNDATION, "hookspecs": FOUNDATION, "avro": FOUNDATION, "io": FOUNDATION, "layout": FOUNDATION,
     "clock": FOUNDATION, "hook_trace": FOUNDATION,
     "byte_units": FOUNDATION,  # sizes for people to read: every printed size, from the config reference up
+    "process_exit": FOUNDATION,  # the command line's exit without the interpreter's teardown: no imports of ours
     "process_phases": FOUNDATION,  # when the process started and the command line's start-up steps: no imports
     "hashing": FOUNDATION,  # the footer bloom filter and the rewrite check's row codes: hashes, no files
     "plugins": PLAN,  # discovery and the one way hooks are called; the core defaults (plan.defaults) are a plugin

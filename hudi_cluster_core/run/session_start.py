@@ -161,3 +161,27 @@ def start_in_background(master: str | None, memory: str | None, parallelism: int
 
     started = _pending[key] = BackgroundSession(start).begin()
     return started
+
+
+def detach_jvm_output() -> None:
+    """For a process about to exit with its outcome said (exit code 0): the JVM closes its copies of the process's
+    stdout and stderr (flushed first), so a caller reading them (``hudi-cluster run | ...``, a scheduler capturing
+    the output) sees their end when this process exits rather than when the JVM has shut down (Spark's stop and its
+    temporary directories removed, about half a second after this process's exit closes the JVM's stdin). The JVM
+    still shuts down as before; only what it would print meanwhile is lost (at the quiet log level, nothing)."""
+    import sys
+
+    if "pyspark" not in sys.modules:  # no Spark in this process
+        return
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway  # noqa: SLF001 - the JVM this process launched (None: none, or not ours)
+    if gateway is None or SparkContext._active_spark_context is None:  # noqa: SLF001
+        return
+    try:
+        system = gateway.jvm.System
+        for stream in (system.out, system.err):
+            stream.flush()
+            stream.close()
+    except Exception:  # noqa: BLE001 - a JVM already gone: nothing holds the streams
+        pass
