@@ -139,6 +139,33 @@ def test_late_upserts_land_on_base_files_of_archived_commits(builder):
     assert {log.instant for log in logs if log.instant not in active} <= archived_deltacommits
 
 
+def _one_ms_later(instant: str) -> str:
+    from datetime import datetime, timedelta
+
+    moment = datetime.strptime(instant, "%Y%m%d%H%M%S%f") + timedelta(milliseconds=1)
+    return moment.strftime("%Y%m%d%H%M%S%f")[:17]
+
+
+def test_a_log_of_an_archived_deltacommit_joins_the_slice_its_completion_time_picks(builder):
+    """A compaction (here: a base file) begun while the archived upsert was in flight, and done without its log:
+    the log belongs on top of it, as its completion time says (Hudi's rule, the archive's completion time)."""
+    path = Path(builder.copy("mor_v9_late_upserts", "archived-log-completion"))
+    table = load_table(str(path))
+    active = {i.time for i in table.timeline.instants}
+    completed = {i.time: i.completion_time for i in archive_of(str(path)).completed(("deltacommit",))}
+    archived_log, older_slice = next((log, s) for s in table.view().latest_file_slices() for log in s.log_files
+                                     if log.instant not in active)  # fmt: skip
+    begun = _one_ms_later(archived_log.instant)
+    assert archived_log.instant < begun < completed[archived_log.instant] < min(active)
+    base = path / older_slice.partition / older_slice.base_file.name
+    compacted = base.with_name(base.name.replace(older_slice.base_instant, begun))
+    shutil.copyfile(base, compacted)
+
+    (latest,) = [s for s in load_table(str(path)).view().latest_file_slices() if s.file_id == older_slice.file_id]
+    assert latest.base_instant == begun and latest.base_file.name == compacted.name
+    assert archived_log.name in [log.name for log in latest.log_files]
+
+
 @pytest.mark.parametrize("name", ALL_KINDS)
 def test_whole_table_clustering_reads_the_same_and_matches_hudi(spark, reads_before, clustered, name, record_property):
     before = reads_before(name)

@@ -9,7 +9,7 @@ timeline and older than its first completed write is committed too (Hudi's ``con
 docs/format.md#committed-before-the-active-timeline). Files of instants pending on the active timeline never count.
 
 Slices are keyed by base instant; on v8+ a log file joins the slice with the largest base instant at or before its
-deltacommit's completion time (its own instant when that deltacommit was archived), on v6 the slice whose base
+deltacommit's completion time (from the archive when that deltacommit was archived), on v6 the slice whose base
 instant its name carries. File groups named in a completed replacecommit of the active timeline are hidden: Hudi
 archives a replacecommit only after a clean removed the files it replaced.
 """
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable
 
+from .archive import load_archived_timeline
 from .listing import PARTITION_METAFILE_PREFIX, PartitionListing, table_listing
 from .markers import marked_files
 from .naming import BaseFile, LogFile, parse_base_file, parse_log_file
@@ -96,6 +97,26 @@ class FileSystemView:
         return {i.time: (i.completion_time or i.time) for i in self.timeline.completed()}
 
     @cached_property
+    def _archived_completion_times(self) -> dict[str, str]:
+        """Requested time -> completion time of the archived writes (read from the archive once, when asked)."""
+        archive = load_archived_timeline(self.storage, self.config)
+        return {i.time: i.completion_time for i in archive.completed() if i.completion_time}
+
+    def _log_moment(self, log: LogFile, base_instants: Iterable[str]) -> str:
+        """The time that places a v8+ log among its group's slices: its deltacommit's completion time.
+
+        An archived deltacommit's completion time is in the archive, read only when a base file of the group was
+        begun after the log's own instant (else its own instant picks the same slice). Without it a log of a write
+        that was in flight while a compaction began would join the slice before the compaction's, and its rows
+        would be missing from the latest slice (Hudi reads the completion time from the archive too)."""
+        found = self._completion_times.get(log.instant)
+        if found is not None:
+            return found
+        if any(b > log.instant for b in base_instants) and log.instant not in self._active_times:
+            return self._archived_completion_times.get(log.instant, log.instant)
+        return log.instant
+
+    @cached_property
     def _active_times(self) -> frozenset[str]:
         """Requested times of every instant on the active timeline, in any state and action."""
         return frozenset(i.time for i in self.timeline.instants)
@@ -145,12 +166,12 @@ class FileSystemView:
     def _slices(self, partition: str, file_id: str, files: _GroupFiles) -> dict[str, FileSlice]:
         """Logs in write order; each joins the latest slice (base-started or log-started) at or before it.
 
-        A v8+ log of an archived deltacommit has no completion time here; its own instant stands in for it.
+        A v8+ log of an archived deltacommit takes its completion time from the archive (``_log_moment``).
         """
         keys = set(files.bases)
         logs_by_key: dict[str, list[LogFile]] = defaultdict(list)
         for log in sorted(files.logs, key=lambda l: (l.instant, l.version, l.write_token)):
-            moment = self._completion_times.get(log.instant, log.instant) if self.timeline.layout_version >= 2 else log.instant
+            moment = self._log_moment(log, files.bases) if self.timeline.layout_version >= 2 else log.instant
             earlier = [key for key in keys if key <= moment]
             key = max(earlier) if earlier else log.instant
             keys.add(key)
