@@ -280,20 +280,19 @@ def _session(master: str | None, settings: dict[str, str], starting=None):
 
 def _roll_back_failed(table, instant_time, heartbeat, ownership, failure: BaseException, *, keep_plan: bool):
     """A run that fails with an error it can see rolls its own instant back before it exits, and says so."""
-    from .run.rollback import rollback_clustering
+    from .run.rollback import TakenOver, rollback_clustering
 
     note = "kept for --retry-last-failed-clustering-job" if keep_plan else "its plan dropped"
     done = f"clustering {instant_time} rolled back ({note})"
-    if not heartbeat.still_owned():
+    try:  # the heartbeat is checked under the rollback's lock: a run may claim the instant until that lock is ours
+        rollback_clustering(table, instant_time, keep_plan=keep_plan, wait_ms=ownership.wait_ms, owner=heartbeat)
+    except TakenOver:
         done = f"clustering {instant_time} left to the run that took it over"
-    else:
-        try:
-            rollback_clustering(table, instant_time, keep_plan=keep_plan, wait_ms=ownership.wait_ms)
-        except PlanError as exc:  # completed after all (e.g. failed after the commit file): nothing to undo
-            done = str(exc)
-        except BaseException as exc:  # noqa: BLE001 - say so; the next run recovers it
-            log.debug("rollback of %s failed", instant_time, exc_info=True)
-            done = f"clustering {instant_time} not rolled back ({exc}); the next run will"
+    except PlanError as exc:  # completed after all (e.g. failed after the commit file): nothing to undo
+        done = str(exc)
+    except BaseException as exc:  # noqa: BLE001 - say so; the next run recovers it
+        log.debug("rollback of %s failed", instant_time, exc_info=True)
+        done = f"clustering {instant_time} not rolled back ({exc}); the next run will"
     if isinstance(failure, KeyboardInterrupt) or interrupts.requested():  # a JVM killed by the same signal too
         raise Interrupted(f"interrupted: {done}") from None
     if isinstance(failure, HudiClusterError):
@@ -318,7 +317,8 @@ def _purge(table: HudiTable, instant_time: str | None, ownership: Ownership, dry
         return ClusterResult(instant_time, "purge_pending_instant", True, message="dry run: nothing written")
     heartbeat = claim(table, instant_time, ownership)
     try:
-        rollback = rollback_clustering(table, instant_time, keep_plan=False, wait_ms=ownership.wait_ms)
+        rollback = rollback_clustering(table, instant_time, keep_plan=False, wait_ms=ownership.wait_ms,
+                                       owner=heartbeat)  # fmt: skip
     finally:
         heartbeat.stop()
     return ClusterResult(instant_time, "purge_pending_instant", False, rolled_back=(instant_time,),

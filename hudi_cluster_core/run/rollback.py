@@ -36,7 +36,7 @@ from ..mdt.records import FILES_PARTITION
 from ..table import markers as table_markers
 from ..table.metadata_table import metadata_partitions
 from ..table.naming import parse_base_file, parse_log_file
-from ..table.ownership import timeline_lock
+from ..table.ownership import Heartbeat, timeline_lock
 from ..table.timeline import DATA_WRITE_ACTIONS
 
 log = logging.getLogger(__name__)
@@ -124,10 +124,22 @@ def clustering_rollback_targets(table: HudiTable) -> dict[str, Instant]:
     return targets
 
 
-def rollback_clustering(table: HudiTable, instant_time: str, *, keep_plan: bool, wait_ms: int = 60000) -> str:
+class TakenOver(PlanError):
+    """Another run owns the instant now (the heartbeat names it): its work in progress is left alone."""
+
+
+def rollback_clustering(table: HudiTable, instant_time: str, *, keep_plan: bool, wait_ms: int = 60000,
+                        owner: Heartbeat | None = None) -> str:  # fmt: skip
     """Roll back pending clustering ``instant_time`` (or finish its interrupted rollback); returns the rollback
-    instant time. Raises :class:`PlanError` if ``instant_time`` has completed."""
+    instant time. Raises :class:`PlanError` if ``instant_time`` has completed, :class:`TakenOver` if ``owner``
+    (the caller's heartbeat of the instant) names it no more."""
     with timeline_lock(table.storage, wait_ms):
+        if owner is not None and not owner.still_owned():
+            # checked under the lock, under which a run claims: a caller held up between its claim (or its own
+            # check) and here past its heartbeat's expiry may find the instant claimed by a run executing it, whose
+            # files it would delete
+            raise TakenOver(f"clustering {instant_time} not rolled back: another run took it over after this "
+                            "run's heartbeat expired; left to that run")  # fmt: skip
         table = table.reload()
         return _rollback_locked(table, instant_time, keep_plan)
 

@@ -15,8 +15,9 @@
 5. **Commit** (``writer.instant``, action ``deltacommit``; begun only if no clean began and no instant of the
    read was archived since step 2, else the table is read again): under the timeline lock, a clustering that
    completed meanwhile and replaced a file group this write appended to fails the write (its log would be
-   hidden), unless the records were duplicated into that very clustering's buckets; then the metadata table
-   (``files`` partition) and the completed deltacommit. A failure anywhere undoes the instant.
+   hidden), unless the records were duplicated into that very clustering's buckets (and one that completed and
+   was archived meanwhile, which the active timeline no longer shows, makes it read the table again); then the
+   metadata table (``files`` partition) and the completed deltacommit. A failure anywhere undoes the instant.
 
 Limits: the batch is routed in the driver (its rows shipped to the tasks); the metadata table is kept when it has only the ``files``
 partition (other indexes of log records are refused before writing).
@@ -198,7 +199,7 @@ def upsert(base_path: str | Path, rows: pa.Table, *, options: Mapping[str, str] 
             stats[stat["partitionPath"]].append(stat)
         complete_commit(table, instant, stats, operation="UPSERT", schema=schema,
                         metadata_enable=metadata_enable, disabled_indexes=disabled_by_config(raw), wait_ms=wait_ms,
-                        action="deltacommit", check=_no_lost_logs(duplicated))  # fmt: skip
+                        action="deltacommit", check=_no_lost_logs(duplicated), read_at=table.timeline)  # fmt: skip
     copies = sum(len(r) for (_, _, c), r in targets.items() if c is not None)
     summary = {
         "instant_time": instant, "rows": data.num_rows, "log_files": sum(len(s) for s in stats.values()),

@@ -31,6 +31,7 @@ from ..mdt.commit_files import CommitFiles
 from ..errors import TimelineChanged, WriteConflict
 from ..failpoints import failpoint
 from ..table import FileGroupId, HudiTable
+from ..table.archive import load_archived_timeline
 from ..table.ownership import Heartbeat, heartbeat_path, heartbeat_state, timeline_lock
 from ..table.timeline import DATA_WRITE_ACTIONS, Timeline
 from ..write.base_file import TEMP_DIR, marked_files
@@ -157,11 +158,14 @@ def complete_commit(
     new_keys: Mapping[str, pa.Array] | None = None, metadata_enable: bool = True,
     disabled_indexes: Mapping[str, str] | None = None, wait_ms: int = 60000, action: str = "commit",
     check: "Callable[[HudiTable, str, Mapping[str, Sequence[dict]]], None] | None" = None,
+    read_at: Timeline | None = None,
 ) -> str:  # fmt: skip
     """Keep the MDT and complete ``instant``; returns the completed file's name. ``new_keys``: see
     ``mdt.commit_files.CommitFiles`` (None: every key written is new). ``check`` runs under the lock before the
     commit and raises WriteConflict to fail it (default: the rewritten file groups are unchanged); it may drop the
-    stats of files it deletes."""
+    stats of files it deletes. ``read_at``: the timeline the writer read before it began ``instant``; the commit
+    then fails with :class:`TimelineChanged` if archival took an instant the check needs
+    (:func:`_check_nothing_archived_since`)."""
     stats = {partition: list(s) for partition, s in write_stats.items()}
     written = {s["path"] for part in stats.values() for s in part}
     for stray in sorted(marked_files(table, instant) - written):  # a failed task attempt's file (it has a marker)
@@ -170,6 +174,8 @@ def complete_commit(
     failpoint("write-after-files")
     with timeline_lock(table.storage, wait_ms):
         table = table.reload()
+        if read_at is not None:
+            _check_nothing_archived_since(table, read_at, instant)
         (check or _check_file_groups_unchanged)(table, instant, stats)
         commit = CommitFiles(table.storage, instant, stats, {}, table.config.props, new_keys)
         mdt_completion = keep_metadata_table(table, commit, metadata_enable=metadata_enable, disabled=disabled_indexes)
@@ -182,6 +188,29 @@ def complete_commit(
             metadata, layout_version=timeline.layout_version, replace=False))  # fmt: skip
     table.storage.delete_dir(table.storage.join(TEMP_DIR, instant))
     return done
+
+
+def _check_nothing_archived_since(table: HudiTable, read_at: Timeline, instant: str) -> None:
+    """The commit's check reads the active timeline only: a clustering that completed while this write ran, was
+    cleaned and then archived would be invisible to it, and the write would commit into file groups it replaced
+    (the COW check still sees their base file gone; the log writer's does not). So the commit refuses once the
+    archive holds an instant at or after the earliest instant pending on ``read_at`` (the timeline the writer read
+    before it began), or any instant newer than all of ``read_at``.
+
+    Why that is enough: an instant that completed after this write began has a time below ``instant`` (archival
+    never takes a pending instant or anything after it: ``instant`` is pending) and was requested before
+    ``instant``, since instant times are taken under the timeline lock, each later than every time on the timeline
+    (``Timeline.new_instant_time``). So it was pending on ``read_at``, or requested after that read (newer than all
+    of it). And nothing archived before the read is that new: it was older than every instant then pending, and
+    than the latest commits archival keeps. The rule can refuse needlessly (an instant pending on ``read_at``
+    that completed before this write began, archived since): the write is then read and done again."""
+    pending = [i.time for i in read_at.instants if not i.is_completed]
+    newest = max((i.time for i in read_at.instants), default="")
+    archived = load_archived_timeline(table.storage, table.config).instants
+    late = [a.time for a in archived if a.time > newest or (pending and a.time >= min(pending))]
+    if late:
+        raise TimelineChanged(f"write {instant} not committed: instant(s) {', '.join(late[:3])} were archived while "
+                              "it ran: a clustering among them may have replaced file groups it wrote to")  # fmt: skip
 
 
 def _check_file_groups_unchanged(table: HudiTable, instant: str, stats: Mapping[str, Sequence[dict]]) -> None:

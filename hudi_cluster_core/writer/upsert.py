@@ -213,7 +213,7 @@ def upsert(
         metadata_enable = raw.get("hoodie.metadata.enable", "true").strip().lower() != "false"
         complete_commit(table, instant, stats, operation="UPSERT", schema=schema_text, new_keys=new_keys,
                         metadata_enable=metadata_enable, disabled_indexes=disabled_by_config(raw),
-                        wait_ms=wait_ms)  # fmt: skip
+                        wait_ms=wait_ms, read_at=table.timeline)  # fmt: skip
     summary = {
         "instant_time": instant, "rows": data.num_rows,
         "updates": sum(s["numUpdateWrites"] for part in stats.values() for s in part),
