@@ -1,5 +1,5 @@
-"""What a review of the commit protocol (issue 22) found, replayed deterministically on real files in one process:
-the race each needs is made by running the other party's real code at the point where it would interleave.
+"""Races of the commit protocol with archival and with a run that takes an instant over, replayed deterministically
+on real files in one process: each race is made by running the other party's real code where it would interleave.
 
 * An upsert of ours began its instant; a clustering pending since before then completed, a clean deleted the
   file groups it replaced and archival moved its replacecommit out of the active timeline, all before the upsert
