@@ -19,7 +19,7 @@ from ..table import HudiTable, Instant, State
 from ..table.ownership import (
     HEARTBEAT_DIR, Heartbeat, HeartbeatState, age_seconds, heartbeat_state, is_fresh, timeline_lock,
 )  # fmt: skip
-from .rollback import TakenOver, clustering_rollback_targets, rollback_clustering
+from .rollback import clustering_rollback_targets, rollback_clustering
 
 if TYPE_CHECKING:
     from ..config import ClusteringConfig
@@ -129,8 +129,8 @@ def recover(table: HudiTable, ownership: Ownership, *, keep_plans: bool) -> list
                      "" if keep else " (use --retry-last-failed-clustering-job to re-run it)")  # fmt: skip
             rollback_clustering(table, instant_time, keep_plan=keep, wait_ms=ownership.wait_ms, owner=heartbeat)
             rolled_back.append(instant_time)
-        except TakenOver as taken:  # held up after the claim past the heartbeat's expiry: another run owns it now
-            log.info("%s", taken)
+        except PlanError as skipped:  # TakenOver (held up past the heartbeat's expiry: another run owns it now) or
+            log.info("%s", skipped)  # completed by the run that took it over: either way, not ours to undo
         finally:
             heartbeat.stop()
     return rolled_back
