@@ -15,8 +15,8 @@ the target allows, each with a footer of its own (the rolling writer keeps every
   sort on other columns) or together; with sort columns, the rows' bytes are the rows times what a row takes in
   a sample of the group's rows (the first rows of up to 16 base files) sorted and compressed as the writer does.
   The sample is put in the writer's own order (:data:`RowOrder`, its z-order or Hilbert keys in a curve layout),
-  handed in by the driver: a curve order compresses worse than a linear one (~5% on two uniform columns, a file
-  more at 4 files), and the sort engine sits above this layer;
+  handed in by the driver: a curve order compresses worse than a linear one (~2.5% on two uniform columns, enough
+  for a file more where the linear rows just fit), and the sort engine sits above this layer;
 * files: the fewest that hold the rows' bytes when each is filled as the rolling writer fills it.
 """
 
