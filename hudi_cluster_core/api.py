@@ -159,9 +159,13 @@ def _cluster(
 
     try:  # from here on this run may own an instant: whatever fails, it is rolled back before we return
         if target is None:
+            from .sort.curves import curve_sort_indices  # the sort engine, only when a plan is made
+
             with timeline_lock(table.storage, ownership.wait_ms):  # plan and write it in one step: no overlap
                 table = table.reload()
-                scheduled = schedule(table, config, registry, instant_time=instant_time, dry_run=dry_run)
+                # the writer's row order, handed down: the plan's file counts are estimated on rows in that order
+                scheduled = schedule(table, config, registry, instant_time=instant_time, dry_run=dry_run,
+                                     row_order=curve_sort_indices)  # fmt: skip
                 if scheduled is not None and scheduled.written and mode == "scheduleAndExecute":
                     heartbeat = ownership.heartbeat(table, scheduled.instant_time).start()
             if scheduled is None:

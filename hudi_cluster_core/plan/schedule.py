@@ -16,10 +16,10 @@ from ..table import HudiTable, State
 from ..table.schema import check_sort_columns_in_schema
 from .avro_plan import build_requested_replace_metadata
 from .eligibility import select_partitions
-from .estimate import bloom_sizing, estimate_slices
+from .estimate import RowOrder, bloom_sizing, estimate_slices
 from .footer_stats import footer_stats_provider
 from .model import PlanContext, PlannedGroup
-from .stored_settings import settings_to_store
+from .stored_settings import layout_in_effect, settings_to_store
 
 log = logging.getLogger(__name__)
 
@@ -59,19 +59,32 @@ def _check_groups(strategy, eligible: list, groups: list[PlannedGroup]) -> None:
             raise PluginError(f"plan strategy '{strategy.name}' made an empty group or one with no output files")
 
 
-def _estimated(table: HudiTable, config, groups: list[PlannedGroup]) -> list[PlannedGroup]:
+def _estimated(table: HudiTable, config, groups: list[PlannedGroup], layout: str,
+               order: RowOrder | None) -> list[PlannedGroup]:  # fmt: skip
     """Groups sized by the target's rule get the estimate's file count instead: what their rows become, written
-    in files of at most the target, footers included (plan/estimate.py; the dry run predicts with it too)."""
+    in files of at most the target, footers included (plan/estimate.py; the dry run predicts with it too), sorted
+    in ``layout`` by the writer's ``order``."""
     bloom = bloom_sizing(config.raw)
     target = config.target_file_max_bytes
     columns = list(parse_sort_columns(config.sort_columns)) if config.sort_columns else []
     codec = config.writer.parquet_compression_codec
     footers = footer_stats_provider(table.storage)  # the strategy's: a footer it read for statistics is not read again
     return [
-        replace(g, num_output_file_groups=estimate_slices(footers, g.slices, target, bloom, columns, codec).files)
+        replace(g, num_output_file_groups=estimate_slices(footers, g.slices, target, bloom, columns, codec, layout,
+                                                                  order).files)
         if g.sized_by_target else g
         for g in groups
     ]
+
+
+def _layout_written(registry: StrategyRegistry, execution_class: str, raw) -> str:
+    """The layout the execution strategy the plan names will write in: the job's setting, else that strategy's
+    default (space-curve's ZORDER); a class no installed plugin runs gets the job's setting or Hudi's LINEAR."""
+    try:
+        named = registry.resolve("execution", execution_class)
+    except PluginError:  # executed elsewhere (Apache Hudi): not this scheduler's concern to refuse
+        named = None
+    return layout_in_effect(named, raw)
 
 
 def _one_ms_after(instant_time: str) -> str:
@@ -95,9 +108,14 @@ def _write_requested(table: HudiTable, instant_time: str, data: bytes) -> None:
 
 
 def schedule(
-    table: HudiTable, config, registry: StrategyRegistry, *, instant_time: str | None = None, dry_run: bool = False
+    table: HudiTable, config, registry: StrategyRegistry, *, instant_time: str | None = None, dry_run: bool = False,
+    row_order: RowOrder | None = None,
 ) -> ScheduledPlan | None:
-    """Build a clustering plan and write it as a requested instant; None when nothing is worth clustering."""
+    """Build a clustering plan and write it as a requested instant; None when nothing is worth clustering.
+
+    ``row_order``: the writer's row order in a layout (the sort engine's, handed in by the driver: this layer
+    does not import it); the estimate of a group's files compresses a sample of its rows in that order. Without
+    it the sample is sorted linearly, which undercounts a z-order or Hilbert layout's bytes."""
     plan_strategy = registry.resolve("plan", config.plan_strategy_class, config_key=catalogue.PLAN_STRATEGY_CLASS)
     execution = registry.resolve("execution", config.execution_strategy_class, config_key=catalogue.EXECUTION_STRATEGY_CLASS)
     params = strategy_params(plan_strategy, config.raw)
@@ -122,11 +140,11 @@ def schedule(
     groups = call_hook(plan_strategy, "plan_group_slices", context=context, slices=eligible) or []
     groups = call_hook(plan_strategy, "plan_finalize_groups", context=context, groups=groups) or []
     _check_groups(plan_strategy, eligible, groups)
-    groups = _estimated(table, config, groups)
     if not groups:
         log.info("nothing to cluster: %d slice(s), %d eligible", len(slices), len(eligible))
         return None
     execution_class, params_map = call_hook(plan_strategy, "plan_execution_strategy", context=context)
+    groups = _estimated(table, config, groups, _layout_written(registry, execution_class, config.raw), row_order)
     params_map = {**settings_to_store(config.raw), **params_map}  # executed as scheduled (plan/stored_settings.py)
     # Hudi 1.x always plans with preserveHoodieMetadata=true: clustered rows keep their commit time.
     # partial progress: instants of at most N groups, each committed on its own (a dry run shows the whole plan)

@@ -61,6 +61,19 @@ def settings_in_effect(stored: Mapping[str, str], raw: Mapping[str, Any]) -> tup
     return settings, warnings
 
 
+def layout_in_effect(execution, settings: Mapping[str, Any]) -> str:
+    """The layout ``execution`` (an execution strategy) would sort in: the job's setting, else its params model's
+    default (e.g. ZORDER for space-curve), else Hudi's (LINEAR)."""
+    key = catalogue.LAYOUT_STRATEGY
+    if _given(settings, key) is not None:
+        return str(catalogue.read(settings, key))
+    model = getattr(execution, "params_model", None)
+    for model_field in (model.model_fields.values() if model is not None else ()):
+        if model_field.alias == key:
+            return str(model_field.default)
+    return str(catalogue.BY_KEY[key].default)
+
+
 def _parsed(key: str, value: str) -> Any:
     try:
         return catalogue.BY_KEY[key].parse(value)

@@ -15,7 +15,7 @@ from ..write.base_file import ParquetOptions
 from ..plan.avro_plan import StoredPlan, read_plan
 from ..plan.estimate import OutputEstimate, bloom_sizing, estimate_plan_group
 from ..plan.footer_stats import footer_stats_provider
-from ..plan.stored_settings import settings_in_effect, split_stored
+from ..plan.stored_settings import layout_in_effect, settings_in_effect, split_stored
 from ..plan.validate import validate_plan
 from ..plugins import StrategyRegistry, call_hook
 from ..table import HudiTable, State
@@ -24,6 +24,7 @@ from ..table.keygen import key_generator
 from ..table.schema import check_sort_columns_in_schema, read_schema
 from ..mdt.partitions import disabled_by_config
 from ..sort import out_of_core
+from ..sort.curves import curve_sort_indices
 from .commit import commit_clustering
 from .rollback import pending_rollback_of, rollback_clustering
 from .spark import run_group_tasks
@@ -112,28 +113,17 @@ def plan_estimates(table: HudiTable, plan: StoredPlan, config, registry: Strateg
     columns = own_params.get(catalogue.SORT_COLUMNS)
     names = list(parse_sort_columns(columns)) if columns else []
     codec = str(catalogue.read(settings, catalogue.PARQUET_COMPRESSION_CODEC))
-    footers = footer_stats_provider(table.storage)  # the schedule's, when it ran in this process: no footer read again
-    estimates = [estimate_plan_group(footers, group, target, bloom_sizing(settings), names, codec, plan.file_sizes)
-                 for group in plan.groups]  # fmt: skip
     execution = registry.resolve("execution", plan.execution_class, config_key="plan strategy.strategyClassName")
-    line = (f"execution {plan.execution_class}, sort columns {columns or 'none'}, layout {_layout(execution, settings)}, "
+    layout = layout_in_effect(execution, settings)
+    footers = footer_stats_provider(table.storage)  # the schedule's, when it ran in this process: no footer read again
+    # the sample is put in the writer's order (a curve compresses worse than a linear sort): what the schedule did
+    estimates = [estimate_plan_group(footers, group, target, bloom_sizing(settings), names, codec, plan.file_sizes,
+                                     layout, curve_sort_indices) for group in plan.groups]  # fmt: skip
+    line = (f"execution {plan.execution_class}, sort columns {columns or 'none'}, layout {layout}, "
             f"target {human_bytes(target)}; predicted {sum(e.files for e in estimates)} file(s), "
             f"{human_bytes(sum(e.bytes for e in estimates))} from {human_bytes(sum(e.input_bytes for e in estimates))} "
             f"({sum(e.log_files for e in estimates)} log file(s))")  # fmt: skip
     return estimates, line
-
-
-def _layout(execution, settings) -> str:
-    """The layout the execution strategy would sort in: the job's setting, else its params model's default (e.g.
-    ZORDER for space-curve), else Hudi's (LINEAR)."""
-    key = catalogue.LAYOUT_STRATEGY
-    if key in settings:
-        return str(catalogue.read(settings, key))
-    model = getattr(execution, "params_model", None)
-    for model_field in (model.model_fields.values() if model is not None else ()):
-        if model_field.alias == key:
-            return str(model_field.default)
-    return str(catalogue.BY_KEY[key].default)
 
 
 def split_groups(tasks: list[GroupTask], input_bytes: list[int], *, cores: int, read_parallelism: int) -> list[GroupTask]:
