@@ -6,6 +6,37 @@ it for each task (or reuses one). Each fresh worker would otherwise import pyarr
 masters of a session our run builds (``run/spark.py``), where the executors run this very environment.
 """
 
+import os
+import sys
+
+
+def _installed_pyspark_first() -> None:
+    """Spark puts its ``pyspark.zip`` (and py4j's zip) first on the daemon's path; Python compiles every module it
+    imports from a zip anew in every daemon (~0.25 CPU s for pyspark's). Where that zip is the one inside an
+    installed pyspark (``<site>/pyspark/python/lib/``), the same modules are in ``<site>``, with their bytecode
+    cached: the zips go to the end of the path, py4j's only where ``<site>`` has that py4j version."""
+    moved = []
+    for entry in sys.path:
+        lib = os.path.dirname(entry)
+        site = os.path.dirname(os.path.dirname(os.path.dirname(lib)))
+        if not entry.endswith(".zip") or not lib.endswith(os.path.join("pyspark", "python", "lib")):
+            continue
+        if not os.path.isfile(os.path.join(site, "pyspark", "__init__.py")) or site not in sys.path:
+            continue
+        name = os.path.basename(entry)
+        if name == "pyspark.zip":
+            moved.append(entry)
+        elif name.startswith("py4j-") and name.endswith("-src.zip"):
+            version = name[len("py4j-") : -len("-src.zip")]
+            if os.path.isdir(os.path.join(site, f"py4j-{version}.dist-info")):
+                moved.append(entry)
+    for entry in moved:
+        sys.path.remove(entry)
+        sys.path.append(entry)
+
+
+_installed_pyspark_first()
+
 import encodings.idna  # noqa: F401 - the progress channel's connection to the driver (a host name)
 
 import deflate  # noqa: F401 - the GZIP pages' compressor (write/gzip_pages.py imports it at its first page)
