@@ -39,7 +39,6 @@ _installed_pyspark_first()
 
 import encodings.idna  # noqa: F401 - the progress channel's connection to the driver (a host name)
 
-import deflate  # noqa: F401 - the GZIP pages' compressor (write/gzip_pages.py imports it at its first page)
 import pyarrow as pa
 import pyarrow.dataset  # noqa: F401 - a whole base file's read (pq.read_table)
 import pyarrow.parquet  # noqa: F401 - imported for the forked workers
@@ -49,10 +48,11 @@ from . import spark  # noqa: F401 - the Spark task's own function, its progress 
 from . import task  # noqa: F401 - GroupTask, the writers, the readers
 from ..io import local_store  # noqa: F401 - a local table's storage
 from ..sort import curves  # noqa: F401 - the sort orders
-from ..write import gzip_pages  # noqa: F401
+from ..write import gzip_pages
 
+gzip_pages.available()  # imports libdeflate, the pages' compressor, where installed (else a first page would)
 # pyarrow imports pandas at its first conversion of Python or NumPy values (pa.array, pa.scalar, a take with NumPy
-# indices: every task makes some): ~0.2-0.5 CPU s, once here rather than in every worker
+# indices: every task makes some): ~0.2 CPU s, once here rather than in every worker
 pa.array([0])
 
 if __name__ == "__main__":
