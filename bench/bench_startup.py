@@ -101,7 +101,9 @@ def run_once(command: list[str], code: Path = REPO_ROOT) -> tuple[common.Sample,
     outcome: dict = {}
 
     def go() -> None:
-        done = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, timeout=TIMEOUT_S,
+        # cwd: the code's own folder, since the Python worker daemon (``python -m``) finds the package in its
+        # working directory before PYTHONPATH
+        done = subprocess.run(command, capture_output=True, text=True, cwd=code, timeout=TIMEOUT_S,
                               env={**os.environ, "PYTHONPATH": str(code)}, start_new_session=True)  # fmt: skip
         outcome["done"] = done
 

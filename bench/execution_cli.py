@@ -41,8 +41,14 @@ TIMEOUT_S = 1800
 def _run_process(command: list[str], env: dict[str, str] | None = None) -> str:
     """Run ``command`` in its own process group; both pipes drained by threads (an orphan JVM can hold them);
     the whole group is killed if it fails or overruns. Returns stdout; raises with stderr's tail on failure."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO_ROOT,
-                               env={**os.environ, **(env or {})}, start_new_session=True)  # fmt: skip
+    # cwd: the code on PYTHONPATH, if given: Spark's Python worker daemon (``python -m``) finds the package in its
+    # working directory before PYTHONPATH
+    env = dict(env or {})
+    if env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = str(Path(env["PYTHONPATH"]).resolve())
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               cwd=env.get("PYTHONPATH") or REPO_ROOT, env={**os.environ, **env},
+                               start_new_session=True)  # fmt: skip
     captured: dict[str, bytes] = {}
     readers = [threading.Thread(target=lambda n=n, s=s: captured.__setitem__(n, s.read()), daemon=True)
                for n, s in (("out", process.stdout), ("err", process.stderr))]  # fmt: skip
