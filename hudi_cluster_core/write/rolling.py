@@ -71,6 +71,7 @@ class RollingWriter:
         self._long_values = 0  # the longest string values seen, summed over columns (their statistics' bytes)
         self._sample_values = 0  # the same of the row the footer model was measured on
         self._rows_seen = 0
+        self._rows_finished = 0  # rows in the files finished so far
         self.file_id = file_id  # the one file's id when the caller names it (a bucket index's file group)
         self.observe = observe
         self._expected_rows: int | None = None  # rows still to come and files planned for them (``expect``)
@@ -183,9 +184,8 @@ class RollingWriter:
             raise ValueError(f"file {self.file_id} would roll: a writer with a named file id writes one file")
         self._row_cap = None
         if self._expected_rows is not None and self._planned_files > len(self.stats):
-            written = sum(stat["numWrites"] for stat in self.stats)
             left = self._planned_files - len(self.stats)
-            self._row_cap = max(1, math.ceil((self._expected_rows - written) / left))
+            self._row_cap = max(1, math.ceil((self._expected_rows - self._rows_finished) / left))
         file_id, name, relative = new_base_file(self.storage, self.context, self.file_id)
         sink = self.storage.fs.open_output_stream(self.storage.join(relative))
         self._file = _OpenFile(file_id, name, relative, sink, None, time.monotonic())
@@ -214,6 +214,7 @@ class RollingWriter:
 
     def _finish(self, open_file: _OpenFile) -> None:
         self._file = None
+        self._rows_finished += open_file.rows
         keys = pa.chunked_array([c for k in open_file.keys for c in k.chunks], open_file.keys[0].type)
         open_file.writer.add_key_value_metadata(footer_for_keys(keys, self.context.options))  # type: ignore[attr-defined]
         data_end = open_file.sink.tell()
