@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -17,6 +20,7 @@ from hudi_cluster_core.hashing.bloom_filter import (
     BLOOM_FILTER_FOOTER_KEY, BLOOM_FILTER_TYPE_CODE_FOOTER_KEY, MAX_RECORD_KEY_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY,
     bloom_might_contain_many,
 )  # fmt: skip
+from hudi_cluster_core.io.storage import Storage
 from hudi_cluster_core.write.base_file import ParquetOptions, WriteContext, write_base_file
 from hudi_cluster_core.write.rolling import RollingWriter
 from tests.support.arrow_strategies import arrow_schemas, arrow_tables, bit_exact, examples, record_keys
@@ -54,6 +58,41 @@ parquet_options = st.fixed_dictionaries({
     # right. No Hudi config comes near it (hoodie.parquet.page.size defaults to 1 MiB).
     "hoodie.parquet.page.size": st.sampled_from(["8", "200", str(1024 * 1024)]),
 }).map(ParquetOptions.from_hoodie)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Rolled:
+    """Base files a :class:`RollingWriter` wrote in one completed instant of a Hudi table at ``base``."""
+
+    base: str
+    storage: Storage
+    stats: list[dict]
+    written: pa.Table  # the rows given to the writer (meta columns set), without _hoodie_file_name
+
+    def path(self, stat: dict) -> str:
+        return self.storage.join(stat["path"])
+
+
+@contextmanager
+def rolled_files(batches: list[pa.Table], options: ParquetOptions, target: int,
+                 expect: int | None = None) -> Iterator[Rolled]:  # fmt: skip
+    """``batches`` (meta columns added) written in order through one :class:`RollingWriter` rolling at ``target``,
+    told to expect their rows as ``expect`` files when given, in a fresh table (deleted on exit)."""
+    with tempfile.TemporaryDirectory() as base:
+        table = MinimalTable(base, batches[0].schema)
+        with table.begin() as instant:
+            context = WriteContext(table.storage.base_uri, instant, "", "0-1-0", options)
+            writer = RollingWriter(table.storage, context, target)
+            if expect is not None:
+                writer.expect(sum(batch.num_rows for batch in batches), expect)
+            written = []
+            for batch in batches:
+                full = with_meta(batch, instant)
+                writer.write(full)
+                written.append(full)
+            stats = writer.close()
+            table.complete(instant, stats)
+        yield Rolled(base, table.storage, stats, pa.concat_tables(written).drop_columns(["_hoodie_file_name"]))
 
 
 def java_order(key: str) -> bytes:
@@ -123,22 +162,11 @@ def test_write_base_file_keeps_every_value_and_hudis_footer(batches, options):
 @given(st.integers(1, 4).flatmap(lambda n: keyed_batches(batches=n, max_rows=20)), parquet_options,
        st.integers(1, 6000))  # fmt: skip
 def test_rolling_writer_rolls_files_each_holding_exactly_its_rows(batches, options, target):
-    with tempfile.TemporaryDirectory() as base:
-        table = MinimalTable(base, batches[0].schema)
-        with table.begin() as instant:
-            context = WriteContext(table.storage.base_uri, instant, "", "0-1-0", options)
-            writer = RollingWriter(table.storage, context, target)
-            written = []
-            for rows in batches:
-                full = with_meta(rows, instant)
-                writer.write(full)
-                written.append(full)
-            stats = writer.close()
-            table.complete(instant, stats)
-        everything = pa.concat_tables(written).drop_columns(["_hoodie_file_name"])
+    with rolled_files(batches, options, target) as rolled:
+        stats = rolled.stats
         files = []
         for number, stat in enumerate(stats):
-            path = table.storage.join(stat["path"])
+            path = rolled.path(stat)
             back = check_footer(path, options)
             assert back.column("_hoodie_file_name").to_pylist() == [stat["path"]] * back.num_rows
             assert stat["numWrites"] == back.num_rows
@@ -151,8 +179,8 @@ def test_rolling_writer_rolls_files_each_holding_exactly_its_rows(batches, optio
             if number < len(stats) - 1:
                 assert back.num_rows and (back.num_rows == 1 or os.path.getsize(path) >= 0.4 * target)
             files.append(back)
-        same_rows(pa.concat_tables(files), everything)  # in order: the files hold the rows as they were written
-        same_rows(hudi_rs_rows(base), pa.concat_tables(files).sort_by("_hoodie_record_key"))
+        same_rows(pa.concat_tables(files), rolled.written)  # in order: the files hold the rows as they were written
+        same_rows(hudi_rs_rows(rolled.base), pa.concat_tables(files).sort_by("_hoodie_record_key"))
 
 
 @examples(40)
@@ -162,26 +190,16 @@ def test_rolling_writer_told_the_plan_writes_its_files_of_equal_rows(batches, op
     """``expect(rows, files)``: the planned files, of equal rows (within one), when they fit the target; files
     still keep within a target that binds (then more files than planned), and every row is written once, in order."""
     rows = sum(b.num_rows for b in batches)
-    with tempfile.TemporaryDirectory() as base:
-        table = MinimalTable(base, batches[0].schema)
-        with table.begin() as instant:
-            context = WriteContext(table.storage.base_uri, instant, "", "0-1-0", options)
-            writer = RollingWriter(table.storage, context, target)
-            writer.expect(rows, planned)
-            written = []
-            for batch in batches:
-                full = with_meta(batch, instant)
-                writer.write(full)
-                written.append(full)
-            stats = writer.close()
-            table.complete(instant, stats)
+    with rolled_files(batches, options, target, expect=planned) as rolled:
+        stats = rolled.stats
         counts = [stat["numWrites"] for stat in stats]
-        sizes = [os.path.getsize(table.storage.join(stat["path"])) for stat in stats]
+        sizes = [os.path.getsize(rolled.path(stat)) for stat in stats]
         if target > 1 << 30:  # nothing binds but the plan
             assert len(stats) == max(1, min(planned, rows)), counts
             assert max(counts) - min(counts) <= 1, counts
         else:
             assert all(size <= target or count <= 1 for size, count in zip(sizes, counts)), (sizes, counts)
             assert len(stats) >= min(planned, rows)
-        back = pa.concat_tables([pq.read_table(table.storage.join(s["path"])) for s in stats])
-        same_rows(back.drop_columns(["_hoodie_file_name"]), pa.concat_tables(written).drop_columns(["_hoodie_file_name"]))
+        back = pa.concat_tables([pq.read_table(rolled.path(s)) for s in stats])
+        same_rows(back.drop_columns(["_hoodie_file_name"]), rolled.written)
+
