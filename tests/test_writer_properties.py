@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from hypothesis import given
@@ -17,8 +21,9 @@ from hudi_cluster_core.hashing.bloom_filter import (
     BLOOM_FILTER_FOOTER_KEY, BLOOM_FILTER_TYPE_CODE_FOOTER_KEY, MAX_RECORD_KEY_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY,
     bloom_might_contain_many,
 )  # fmt: skip
+from hudi_cluster_core.io.storage import Storage
 from hudi_cluster_core.write.base_file import ParquetOptions, WriteContext, write_base_file
-from hudi_cluster_core.write.rolling import RollingWriter
+from hudi_cluster_core.write.rolling import MEASURE_IN_MEMORY_BYTES, RollingWriter
 from tests.support.arrow_strategies import arrow_schemas, arrow_tables, bit_exact, examples, record_keys
 from tests.support.minimal_table import KEY, MinimalTable, with_meta
 
@@ -54,6 +59,41 @@ parquet_options = st.fixed_dictionaries({
     # right. No Hudi config comes near it (hoodie.parquet.page.size defaults to 1 MiB).
     "hoodie.parquet.page.size": st.sampled_from(["8", "200", str(1024 * 1024)]),
 }).map(ParquetOptions.from_hoodie)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Rolled:
+    """Base files a :class:`RollingWriter` wrote in one completed instant of a Hudi table at ``base``."""
+
+    base: str
+    storage: Storage
+    stats: list[dict]
+    written: pa.Table  # the rows given to the writer (meta columns set), without _hoodie_file_name
+
+    def path(self, stat: dict) -> str:
+        return self.storage.join(stat["path"])
+
+
+@contextmanager
+def rolled_files(batches: list[pa.Table], options: ParquetOptions, target: int,
+                 expect: int | None = None) -> Iterator[Rolled]:  # fmt: skip
+    """``batches`` (meta columns added) written in order through one :class:`RollingWriter` rolling at ``target``,
+    told to expect their rows as ``expect`` files when given, in a fresh table (deleted on exit)."""
+    with tempfile.TemporaryDirectory() as base:
+        table = MinimalTable(base, batches[0].schema)
+        with table.begin() as instant:
+            context = WriteContext(table.storage.base_uri, instant, "", "0-1-0", options)
+            writer = RollingWriter(table.storage, context, target)
+            if expect is not None:
+                writer.expect(sum(batch.num_rows for batch in batches), expect)
+            written = []
+            for batch in batches:
+                full = with_meta(batch, instant)
+                writer.write(full)
+                written.append(full)
+            stats = writer.close()
+            table.complete(instant, stats)
+        yield Rolled(base, table.storage, stats, pa.concat_tables(written).drop_columns(["_hoodie_file_name"]))
 
 
 def java_order(key: str) -> bytes:
@@ -123,36 +163,23 @@ def test_write_base_file_keeps_every_value_and_hudis_footer(batches, options):
 @given(st.integers(1, 4).flatmap(lambda n: keyed_batches(batches=n, max_rows=20)), parquet_options,
        st.integers(1, 6000))  # fmt: skip
 def test_rolling_writer_rolls_files_each_holding_exactly_its_rows(batches, options, target):
-    with tempfile.TemporaryDirectory() as base:
-        table = MinimalTable(base, batches[0].schema)
-        with table.begin() as instant:
-            context = WriteContext(table.storage.base_uri, instant, "", "0-1-0", options)
-            writer = RollingWriter(table.storage, context, target)
-            written = []
-            for rows in batches:
-                full = with_meta(rows, instant)
-                writer.write(full)
-                written.append(full)
-            stats = writer.close()
-            table.complete(instant, stats)
-        everything = pa.concat_tables(written).drop_columns(["_hoodie_file_name"])
+    with rolled_files(batches, options, target) as rolled:
+        stats = rolled.stats
         files = []
         for number, stat in enumerate(stats):
-            path = table.storage.join(stat["path"])
+            path = rolled.path(stat)
             back = check_footer(path, options)
             assert back.column("_hoodie_file_name").to_pylist() == [stat["path"]] * back.num_rows
             assert stat["numWrites"] == back.num_rows
             # no whole file (footer included) over the target, but one holding a single row (or none) larger than it
             assert os.path.getsize(path) <= target or back.num_rows <= 1, (os.path.getsize(path), target)
-            # a file rolls once full: its rows took most of the room it had. Before a chunk goes in, the writer
-            # keeps room for the new row group's fixed chunk bytes and the footer's growth (a DYNAMIC_V0 bloom
-            # filter adds a filter row every num_entries keys), which at a few-KB target is a good part of a file:
-            # seen closing at 49% of a 4.5 KB target with 2 rows (a map column, 1-key bloom rows)
+            # a file rolls once full: its rows took at least half the room it had (the writer gathers small writes
+            # into one row group, whose fixed chunk bytes and footer entries it reserves once)
             if number < len(stats) - 1:
-                assert back.num_rows and (back.num_rows == 1 or os.path.getsize(path) >= 0.4 * target)
+                assert back.num_rows and (back.num_rows == 1 or os.path.getsize(path) >= target / 2)
             files.append(back)
-        same_rows(pa.concat_tables(files), everything)  # in order: the files hold the rows as they were written
-        same_rows(hudi_rs_rows(base), pa.concat_tables(files).sort_by("_hoodie_record_key"))
+        same_rows(pa.concat_tables(files), rolled.written)  # in order: the files hold the rows as they were written
+        same_rows(hudi_rs_rows(rolled.base), pa.concat_tables(files).sort_by("_hoodie_record_key"))
 
 
 @examples(40)
@@ -162,26 +189,71 @@ def test_rolling_writer_told_the_plan_writes_its_files_of_equal_rows(batches, op
     """``expect(rows, files)``: the planned files, of equal rows (within one), when they fit the target; files
     still keep within a target that binds (then more files than planned), and every row is written once, in order."""
     rows = sum(b.num_rows for b in batches)
-    with tempfile.TemporaryDirectory() as base:
-        table = MinimalTable(base, batches[0].schema)
-        with table.begin() as instant:
-            context = WriteContext(table.storage.base_uri, instant, "", "0-1-0", options)
-            writer = RollingWriter(table.storage, context, target)
-            writer.expect(rows, planned)
-            written = []
-            for batch in batches:
-                full = with_meta(batch, instant)
-                writer.write(full)
-                written.append(full)
-            stats = writer.close()
-            table.complete(instant, stats)
+    with rolled_files(batches, options, target, expect=planned) as rolled:
+        stats = rolled.stats
         counts = [stat["numWrites"] for stat in stats]
-        sizes = [os.path.getsize(table.storage.join(stat["path"])) for stat in stats]
+        sizes = [os.path.getsize(rolled.path(stat)) for stat in stats]
         if target > 1 << 30:  # nothing binds but the plan
             assert len(stats) == max(1, min(planned, rows)), counts
             assert max(counts) - min(counts) <= 1, counts
         else:
             assert all(size <= target or count <= 1 for size, count in zip(sizes, counts)), (sizes, counts)
             assert len(stats) >= min(planned, rows)
-        back = pa.concat_tables([pq.read_table(table.storage.join(s["path"])) for s in stats])
-        same_rows(back.drop_columns(["_hoodie_file_name"]), pa.concat_tables(written).drop_columns(["_hoodie_file_name"]))
+        back = pa.concat_tables([pq.read_table(rolled.path(s)) for s in stats])
+        same_rows(back.drop_columns(["_hoodie_file_name"]), rolled.written)
+
+
+def plain_rows(n: int, start: int = 0) -> pa.Table:
+    """``n`` rows of distinct keys from ``start`` on, and random numbers and hex strings (hardly compressible)."""
+    rng = np.random.default_rng(start)
+    schema = pa.schema([pa.field(KEY, pa.string(), nullable=False), pa.field("v", pa.int64()),
+                        pa.field("s", pa.string())])  # fmt: skip
+    return pa.table([pa.array([f"key-{i:08d}" for i in range(start, start + n)]), pa.array(rng.integers(0, 1 << 40, n)),
+                     pa.array([f"{x:016x}" for x in rng.integers(0, 1 << 62, n)])], schema=schema)  # fmt: skip
+
+
+def read_back(rolled: Rolled) -> pa.Table:
+    """The rows of every file, in the order written, without ``_hoodie_file_name``."""
+    return pa.concat_tables([pq.read_table(rolled.path(s)) for s in rolled.stats]).drop_columns(["_hoodie_file_name"])
+
+
+def row_groups(path: str) -> list[int]:
+    metadata = pq.read_metadata(path)
+    return [metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)]
+
+
+def test_rolling_writer_gathers_small_writes_into_row_groups_of_at_least_100_rows():
+    """Rows of many small writes go out together, a row group being at least 100 rows (as parquet-mr's, Hudi's
+    writer) even when ``hoodie.parquet.block.size`` is less; rows keep their order."""
+    batches = [plain_rows(3, 3 * i) for i in range(60)]
+    options = ParquetOptions.from_hoodie({"hoodie.parquet.block.size": "1",
+                                          "hoodie.parquet.bloom.filter.enabled": "false"})  # fmt: skip
+    with rolled_files(batches, options, 1 << 40) as rolled:
+        [stat] = rolled.stats
+        assert row_groups(rolled.path(stat)) == [100, 80]
+        same_rows(read_back(rolled), rolled.written)
+
+
+def test_rolling_writer_files_of_small_writes_are_one_row_group_each_and_fill_the_target():
+    """1,000 rows in writes of 5 at an 8 KB target: every file one row group (the rows measured in memory first),
+    none over the target, every one but the last at least half full."""
+    options = ParquetOptions(bloom_enabled=False)
+    with rolled_files([plain_rows(5, 5 * i) for i in range(200)], options, 8_000) as rolled:
+        sizes = [os.path.getsize(rolled.path(stat)) for stat in rolled.stats]
+        assert len(rolled.stats) > 2 and all(len(row_groups(rolled.path(stat))) == 1 for stat in rolled.stats)
+        assert max(sizes) <= 8_000 and min(sizes[:-1]) >= 4_000, sizes
+        same_rows(read_back(rolled), rolled.written)
+
+
+def test_rolling_writer_measures_a_first_quarter_of_a_large_file_in_the_file():
+    """Rows that fit a file take more than ``MEASURE_IN_MEMORY_BYTES`` in memory: a quarter of them is the file's
+    first row group, measured before the rest fills the file; no file over the target, all but the last half full."""
+    rows = plain_rows(60_000)
+    options = ParquetOptions(bloom_enabled=False)
+    assert rows.nbytes > 2 * MEASURE_IN_MEMORY_BYTES
+    with rolled_files([rows], options, 1_200_000) as rolled:
+        sizes = [os.path.getsize(rolled.path(stat)) for stat in rolled.stats]
+        first = row_groups(rolled.path(rolled.stats[0]))
+        assert len(first) == 2 and first[0] < first[1], first
+        assert len(sizes) > 1 and max(sizes) <= 1_200_000 and min(sizes[:-1]) >= 600_000, sizes
+        same_rows(read_back(rolled), rolled.written)

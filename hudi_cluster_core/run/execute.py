@@ -129,8 +129,9 @@ def plan_estimates(table: HudiTable, plan: StoredPlan, config, registry: Strateg
 def split_groups(tasks: list[GroupTask], input_bytes: list[int], *, cores: int, read_parallelism: int) -> list[GroupTask]:
     """Every group as its units of work: a large group whose strategy writes with ``write_sorted`` is split by
     sort-key range into up to ``read_parallelism`` tasks, enough to give it the cores the other groups leave
-    idle, but no more tasks than the plan's output files; any other group stays one task. Each unit gets ``cores`` / units Arrow threads (at least one). Only groups whose files could reach ``hudi.cluster.task.split.min.bytes``
-    per task in memory have their footers read here."""
+    idle, but no more tasks than the plan's output files; any other group stays one task. Each unit gets
+    ``cores`` / units Arrow threads (at least one). Only groups whose files could reach
+    ``hudi.cluster.task.split.min.bytes`` per task in memory have their footers read here."""
     idle = max(1, cores // max(1, len(tasks)))
     min_unit = out_of_core.split_min_bytes(tasks[0].settings) if tasks else out_of_core.MIN_UNIT_BYTES
     units: list[GroupTask] = []

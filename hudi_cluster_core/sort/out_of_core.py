@@ -17,8 +17,9 @@ split across tasks) is read, sorted and written in memory. Otherwise the task wo
    handed to a :class:`~hudi_cluster_core.write.rolling.RollingWriter` one row group at a time.
 
 Ranges never share a key, so a group's files, each task's in range order, hold the group's sort order. Memory
-per task: half the budget of rows, their sort order, one output row group, the open file's record keys (bounded
-by the target file size) and a MOR slice's log records (hudi-rs holds them while it streams the base file).
+per task: half the budget of rows, their sort order, up to two output row groups (the rows being handed over and
+those the writer gathers for its open row group), the open file's record keys (bounded by the target file size)
+and a MOR slice's log records (hudi-rs holds them while it streams the base file).
 Limits: rows of one sort key that alone exceed the budget are still sorted in memory (equal keys never split).
 """
 

@@ -154,8 +154,8 @@ def group_task(strategy, case: ExecutionInput, *, group_metadata: Callable[[Exec
     row_bytes += sum(storage.size(p) for s in inputs for p in s.log_files)
     rows = sum(metadata.num_rows for metadata in bases)
     # and the writer keeps whole files within the target: it fills FILL of it, less the footer it reserves; a file
-    # has at least two row groups (a measured first quarter, then the rest), each with its fixed bytes
-    share = FIRST_ROW_GROUPS * fixed + max(1, math.ceil(max(row_bytes, rows) / case.num_output_file_groups))
+    # of the kit's small tables is one row group, with its fixed bytes (FIXED_SHARES)
+    share = FIXED_SHARES * fixed + max(1, math.ceil(max(row_bytes, rows) / case.num_output_file_groups))
     target = math.ceil((share + footer_reserve(storage, next((s.base_file for s in inputs if s.base_file), None))) / FILL)
     raw_params = {SORT_COLUMNS: ",".join(case.sort_columns)} if case.sort_columns else {}
     job = {LAYOUT_KEY: case.layout, **(settings or {})}
@@ -164,14 +164,20 @@ def group_task(strategy, case: ExecutionInput, *, group_metadata: Callable[[Exec
                      ParquetOptions(bloom_enabled=False), target, True, "0-1-0")  # fmt: skip
 
 
-FIRST_ROW_GROUPS = 2  # the rolling writer's row groups in a file it measures before filling: a quarter, the rest
+# the rolling writer's row groups in a file of the kit's small tables: one (it measures rows that few written in
+# memory, and gathers the rows of its writes into one row group)
+ROW_GROUPS = 1
+# a file's fixed bytes the target leaves room for: its row group's, and as much again for the writer's cost per row
+# measured on a file's first few rows, which overstates the kit table's (a 2-row file's second row adds ~180 B of
+# column chunks where the table's rows average ~15 B)
+FIXED_SHARES = ROW_GROUPS + 1
 _OVERHEAD: dict[str, int] = {}
 _RESERVE: dict[str, int] = {}
 
 
 def footer_reserve(storage, base_file: str | None) -> int:
-    """The footer bytes the rolling writer reserves in a file of ``base_file``'s rows (two row groups: it
-    measures a first one before it fills the file), without bloom filter as the kit writes. Cached per file."""
+    """The footer bytes the rolling writer reserves in a file of ``base_file``'s rows (``ROW_GROUPS`` row
+    groups), without bloom filter as the kit writes. Cached per file."""
     if base_file is None:
         return 0
     if base_file not in _RESERVE:
@@ -181,7 +187,8 @@ def footer_reserve(storage, base_file: str | None) -> int:
         row = rows.slice(0, 1)
         longest = max((len(k) for k in row.column("_hoodie_record_key").to_pylist() if k), default=0)
         excess = max(0, long_values(rows) - long_values(row))  # longer statistics than the measured row's
-        _RESERVE[base_file] = footer_model(row, ParquetOptions(bloom_enabled=False), 4 * longest + 16).bytes(1, 2) + 6 * excess
+        model = footer_model(row, ParquetOptions(bloom_enabled=False), 4 * longest + 16)
+        _RESERVE[base_file] = model.bytes(1, ROW_GROUPS) + 2 * excess * (ROW_GROUPS + 1)  # as the writer reserves
     return _RESERVE[base_file]
 
 
@@ -311,7 +318,7 @@ def _check_file_count(strategy, task: GroupTask, rows: int, files, expected_file
     # less its row groups' fixed bytes), none far above the target's, all but one at least half of it
     first = next((s.base_file for s in task.group.slices if s.base_file), None)
     fixed = file_overhead(task.storage, first)
-    share = math.floor(task.target_file_max_bytes * FILL) - footer_reserve(task.storage, first) - FIRST_ROW_GROUPS * fixed
+    share = math.floor(task.target_file_max_bytes * FILL) - footer_reserve(task.storage, first) - FIXED_SHARES * fixed
     payload = [size - fixed * row_groups for size, row_groups in sizes]
     rolled = bool(payload) and all(p <= 1.5 * share for p in payload) and sum(p < share / 2 for p in payload) <= 1
     if not (rolled or low <= len(files) <= high):

@@ -62,13 +62,14 @@ def footer_model(sample: pa.Table, options: ParquetOptions, key_bytes: int = 0) 
 def fixed_data_bytes(sample: pa.Table, options: ParquetOptions) -> int:
     """The column chunk bytes a file of ``sample``'s rows has before any row (page and dictionary headers,
     statistics in page headers): a one-row file's less what its second row adds, from two files written in memory."""
-    one = _chunk_bytes(sample.slice(0, 1), options)
+    one = chunk_bytes(sample.slice(0, 1), options)
     if sample.num_rows < 2:
         return 0  # unknown: 0 counts every written byte as the rows', which overestimates what a row costs
-    return max(0, 2 * one - _chunk_bytes(sample.slice(0, 2), options))
+    return max(0, 2 * one - chunk_bytes(sample.slice(0, 2), options))
 
 
-def _chunk_bytes(rows: pa.Table, options: ParquetOptions) -> int:
+def chunk_bytes(rows: pa.Table, options: ParquetOptions) -> int:
+    """The column chunk bytes of ``rows`` written in memory as one row group of a base file (no bloom filter)."""
     return _write_in_memory(rows, options, 1)[1]
 
 
