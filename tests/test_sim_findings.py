@@ -59,6 +59,10 @@ not cover it (execution rolled back an inflight instant without looking at the h
 while its heartbeat names it, and a commit refuses once a marker of its files is gone: a rollback deletes the
 files and then the marker folder under the timeline lock the commit holds, so no heartbeat race (a refresh's stale
 write landing after a takeover) can make a commit name files a rollback deleted.
+
+seed=15655 (consistent-bucket schedule): a resize run held up past its heartbeat's expiry went on after another
+run had completed its instant, wrote the same files (the resize names each file after its child bucket) and, on
+giving up, deleted them: the committed files. A run giving up now keeps the files the completed commit names.
 """
 
 from __future__ import annotations
@@ -483,3 +487,46 @@ def test_a_run_held_up_after_its_claim_never_undoes_the_run_that_took_over(tmp_p
     assert not [i for i in timeline.completed() if i.time == instant]
     assert sorted((r["id"], r["ts"]) for r in _all_rows(base)) == rows_before
     assert table_problems(base) == []
+
+
+def test_a_resize_completed_by_another_run_keeps_its_files_when_the_first_run_gives_up(spark, tmp_path):
+    """Seed 15655 (consistent-bucket schedule; ``replay 15655 'k c2*2 c1 k c1 k*3 c1*2 k*3 c1*2 k*6 c1*4 k c1 k
+    c1 k c1*3 k c1 k!jump-back k*4 a k a c1 k!fail-before c1*12 w c1*5 c2 w c2 c1 a c2*2 c1!freeze'``): run c1
+    claimed a bucket resize and was held up past its heartbeat's expiry; c2 took the instant over, rolled it back,
+    executed it again and committed. c1 went on: its tasks wrote the same files (the resize names each file after
+    its child bucket, and a second Spark application gives its tasks the same write tokens), then its commit found
+    the instant completed by another run and deleted "the files this run wrote": the committed resize's files,
+    every row of the table gone. A run giving up now keeps the files the completed commit names. Here the held-up
+    run's commit is given what its tasks wrote: the committed commit's own paths."""
+    import pytest
+
+    from hudi_cluster_core import javaprops
+    from hudi_cluster_core.api import cluster
+    from hudi_cluster_core.errors import PlanError
+    from hudi_cluster_core.plan.avro_plan import read_plan
+    from hudi_cluster_core.run.commit import commit_clustering
+    from hudi_cluster_core.writer.append import create_table
+    from hudi_cluster_core.writer.ingest import upsert
+    from tests.sim.bucket_table import SETUP_OPTIONS
+    from tests.sim.simulation import initial_rows
+
+    base = str(tmp_path / "b")
+    storage = Storage(base)
+    create_table(storage, initial_rows(0).schema, table_name="b", record_key="id", partition_field="region",
+                 precombine_field="ts")  # fmt: skip
+    path = storage.join(".hoodie", "hoodie.properties")
+    props = javaprops.parse(storage.read_bytes(path).decode("utf-8"))
+    storage.write_atomic(path, javaprops.dump({**props, "hoodie.table.type": "MERGE_ON_READ"}).encode())
+    for batch in range(2):
+        upsert(base, initial_rows(batch), SETUP_OPTIONS, spark=spark)
+    result = cluster(base, "scheduleAndExecute", SETUP_OPTIONS, spark=spark)
+    assert result.message == "completed"
+    table = load_table(base)
+    instant = table.timeline.get(result.instant_time)
+    written = [s for part in table.timeline.commit_metadata(instant)["partitionToWriteStats"].values() for s in part]
+    record = table.timeline.clustering_plan(result.instant_time)
+    plan = read_plan(table.storage, result.instant_time, record, source="the resize")
+    with pytest.raises(PlanError, match="completed by another run"):
+        commit_clustering(table, plan, written)
+    assert all(Path(base, s["path"]).exists() for s in written)
+    assert sorted(read_hudi_rs(base).column("id").to_pylist()) == sorted(f"k{b}{i:02d}" for b in range(2) for i in range(6))
