@@ -489,6 +489,24 @@ def test_a_run_held_up_after_its_claim_never_undoes_the_run_that_took_over(tmp_p
     assert table_problems(base) == []
 
 
+def _bucket_table(spark, base: str, options: dict) -> str:
+    """The simulation's consistent-bucket MOR table on local disk: two upserts of six keys into log files."""
+    from hudi_cluster_core import javaprops
+    from hudi_cluster_core.writer.append import create_table
+    from hudi_cluster_core.writer.ingest import upsert
+    from tests.sim.simulation import initial_rows
+
+    storage = Storage(base)
+    create_table(storage, initial_rows(0).schema, table_name="b", record_key="id", partition_field="region",
+                 precombine_field="ts")  # fmt: skip
+    path = storage.join(".hoodie", "hoodie.properties")
+    props = javaprops.parse(storage.read_bytes(path).decode("utf-8"))
+    storage.write_atomic(path, javaprops.dump({**props, "hoodie.table.type": "MERGE_ON_READ"}).encode())
+    for batch in range(2):
+        upsert(base, initial_rows(batch), options, spark=spark)
+    return base
+
+
 def test_a_resize_completed_by_another_run_keeps_its_files_when_the_first_run_gives_up(spark, tmp_path):
     """Seed 15655 (consistent-bucket schedule; ``replay 15655 'k c2*2 c1 k c1 k*3 c1*2 k*3 c1*2 k*6 c1*4 k c1 k
     c1 k c1*3 k c1 k!jump-back k*4 a k a c1 k!fail-before c1*12 w c1*5 c2 w c2 c1 a c2*2 c1!freeze'``): run c1
@@ -500,25 +518,13 @@ def test_a_resize_completed_by_another_run_keeps_its_files_when_the_first_run_gi
     run's commit is given what its tasks wrote: the committed commit's own paths."""
     import pytest
 
-    from hudi_cluster_core import javaprops
     from hudi_cluster_core.api import cluster
     from hudi_cluster_core.errors import PlanError
     from hudi_cluster_core.plan.avro_plan import read_plan
     from hudi_cluster_core.run.commit import commit_clustering
-    from hudi_cluster_core.writer.append import create_table
-    from hudi_cluster_core.writer.ingest import upsert
     from tests.sim.bucket_table import SETUP_OPTIONS
-    from tests.sim.simulation import initial_rows
 
-    base = str(tmp_path / "b")
-    storage = Storage(base)
-    create_table(storage, initial_rows(0).schema, table_name="b", record_key="id", partition_field="region",
-                 precombine_field="ts")  # fmt: skip
-    path = storage.join(".hoodie", "hoodie.properties")
-    props = javaprops.parse(storage.read_bytes(path).decode("utf-8"))
-    storage.write_atomic(path, javaprops.dump({**props, "hoodie.table.type": "MERGE_ON_READ"}).encode())
-    for batch in range(2):
-        upsert(base, initial_rows(batch), SETUP_OPTIONS, spark=spark)
+    base = _bucket_table(spark, str(tmp_path / "b"), SETUP_OPTIONS)
     result = cluster(base, "scheduleAndExecute", SETUP_OPTIONS, spark=spark)
     assert result.message == "completed"
     table = load_table(base)
@@ -530,3 +536,35 @@ def test_a_resize_completed_by_another_run_keeps_its_files_when_the_first_run_gi
         commit_clustering(table, plan, written)
     assert all(Path(base, s["path"]).exists() for s in written)
     assert sorted(read_hudi_rs(base).column("id").to_pylist()) == sorted(f"k{b}{i:02d}" for b in range(2) for i in range(6))
+
+
+def test_an_interrupted_rollback_that_abandons_a_resize_is_never_finished_keeping_its_plan(spark, tmp_path):
+    """Seed 39671: a failed resize run's rollback (abandoning the plan: it deletes the copies a writer's duplicate
+    update strategy wrote for the resize) was interrupted; the next run, retrying the last failed clustering,
+    finished it keeping the plan, executed the plan again and committed it. A write that duplicated into a resize
+    is no conflict for it, but the copies were gone: the write's values lost. Here the rollback dies mid-delete
+    (its process killed), and the retry's rollback now drops the plan; every row keeps the write's value."""
+    from hudi_cluster_core.api import cluster
+    from hudi_cluster_core.run.rollback import rollback_clustering
+    from hudi_cluster_core.writer.ingest import upsert
+    from tests.sim.actors import Write
+    from tests.sim.bucket_table import OPTIONS
+
+    options = {**OPTIONS, "hoodie.clustering.updates.strategy": "consistent-bucket-duplicate"}
+    base = _bucket_table(spark, str(tmp_path / "b"), options)
+    instant = cluster(base, "schedule", options).instant_time
+    keys = tuple((f"k{b}{i:02d}", ("us", "eu")[i % 2]) for b in range(2) for i in range(6))
+    assert upsert(base, Write("upsert", 7, keys).rows(), options, spark=spark)["duplicated"] == len(keys)
+    script = ("from hudi_cluster_core.table import load_table\n"
+              "from hudi_cluster_core.run.rollback import rollback_clustering\n"
+              f"rollback_clustering(load_table({base!r}), {instant!r}, keep_plan=False)\n")  # fmt: skip
+    killed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "HUDI_CLUSTER_FAILPOINT": "rollback-mid-delete"},
+                            cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert [i.action for i in load_table(base).timeline.pending_rollbacks()] == ["rollback"]
+    rollback_clustering(load_table(base), instant, keep_plan=True)  # what the retrying run does first
+    assert load_table(base).timeline.clustering_plan(instant) is None, "the plan of an abandoning rollback is gone"
+    cluster(base, "scheduleAndExecute", options, spark=spark)  # a resize of its own, from the write's files
+    rows = read_hudi_rs(base)
+    assert sorted(zip(rows.column("id").to_pylist(), rows.column("val").to_pylist())) == sorted((k, 7) for k, _ in keys)
