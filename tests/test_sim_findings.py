@@ -489,11 +489,12 @@ def test_a_run_held_up_after_its_claim_never_undoes_the_run_that_took_over(tmp_p
     assert table_problems(base) == []
 
 
-def _bucket_table(spark, base: str, options: dict) -> str:
+def _bucket_table(spark, base: str, options: dict, *, metadata_table: bool = False) -> str:
     """The simulation's consistent-bucket MOR table on local disk: two upserts of six keys into log files."""
     from hudi_cluster_core import javaprops
     from hudi_cluster_core.writer.append import create_table
     from hudi_cluster_core.writer.ingest import upsert
+    from tests.sim.metadata_setup import add_metadata_table
     from tests.sim.simulation import initial_rows
 
     storage = Storage(base)
@@ -502,6 +503,8 @@ def _bucket_table(spark, base: str, options: dict) -> str:
     path = storage.join(".hoodie", "hoodie.properties")
     props = javaprops.parse(storage.read_bytes(path).decode("utf-8"))
     storage.write_atomic(path, javaprops.dump({**props, "hoodie.table.type": "MERGE_ON_READ"}).encode())
+    if metadata_table:
+        add_metadata_table(storage, "b")
     for batch in range(2):
         upsert(base, initial_rows(batch), options, spark=spark)
     return base
@@ -568,3 +571,54 @@ def test_an_interrupted_rollback_that_abandons_a_resize_is_never_finished_keepin
     cluster(base, "scheduleAndExecute", options, spark=spark)  # a resize of its own, from the write's files
     rows = read_hudi_rs(base)
     assert sorted(zip(rows.column("id").to_pylist(), rows.column("val").to_pylist())) == sorted((k, 7) for k, _ in keys)
+
+
+def _killed_rollback(base: str, instant: str, failpoint: str) -> None:
+    """``rollback_clustering`` of ``instant`` (abandoning its plan) in its own process, killed at ``failpoint``."""
+    script = ("from hudi_cluster_core.table import load_table\n"
+              "from hudi_cluster_core.run.rollback import rollback_clustering\n"
+              f"rollback_clustering(load_table({base!r}), {instant!r}, keep_plan=False)\n")  # fmt: skip
+    killed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "HUDI_CLUSTER_FAILPOINT": failpoint},
+                            cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+
+
+def test_a_write_never_commits_copies_for_a_resize_whose_rollback_began(spark, tmp_path):
+    """Seed 41424: a writer duplicated into a resize whose (abandoning) rollback had begun, and committed the
+    copies; the rollback, finishing, deleted them and marked them deleted in the metadata table under its own
+    instant, older than the write's: the metadata table listed them again after it, files no longer in storage
+    (a reader listing through it fails on them). The write now leaves out its copies for a resize whose rollback
+    began. Here the rollback's process is killed once inflight, the write runs and leaves its copies out, then the
+    rollback is finished; the listing and the rows are checked. (The listing went wrong in the simulation because
+    the rollback's first attempt had completed its metadata-table deltacommit before the write; this replay
+    checks the write's side, which closes it.)"""
+    from hudi_cluster_core.api import cluster
+    from hudi_cluster_core.mdt.partition_reader import read_partition
+    from hudi_cluster_core.run.rollback import rollback_clustering
+    from hudi_cluster_core.writer.ingest import upsert
+    from tests.sim.actors import Write
+    from tests.sim.bucket_table import OPTIONS
+
+    options = {**OPTIONS, "hoodie.clustering.updates.strategy": "consistent-bucket-duplicate"}
+    base = _bucket_table(spark, str(tmp_path / "b"), options, metadata_table=True)
+    instant = cluster(base, "schedule", options).instant_time
+    _killed_rollback(base, instant, "rollback-after-inflight")
+    keys = tuple((f"k{b}{i:02d}", ("us", "eu")[i % 2]) for b in range(2) for i in range(6))
+    written = upsert(base, Write("upsert", 7, keys).rows(), options, spark=spark)
+    assert not [p for p in Path(base).glob(f"*/.*_{instant}.log.*")], "no copy for the resize being rolled back"
+    rollback_clustering(load_table(base), instant, keep_plan=False)
+    listed = set()
+    for partition, versions in read_partition(Storage(base), "files", lambda key: True).items():
+        for record in versions if partition != "__all_partitions__" else ():
+            for name, info in (record.get("filesystemMetadata") or {}).items():
+                (listed.discard if info.get("isDeleted") else listed.add)(f"{partition}/{name}")
+    assert listed and not [f for f in listed if not Path(base, f).exists()], "the metadata table lists gone files"
+    assert written["instant_time"] in {i.time for i in load_table(base).timeline.completed()}
+    # the rows by Hudi's rules, merged from the files (the simulation's checks; hudi-rs reads only the last log
+    # file of a metadata table without a base file, as this one is)
+    from tests.sim import checks
+    from tests.sim.store import Obj, World
+
+    objects = {f"t/{f.relative_to(base)}": Obj(f.read_bytes(), 0, None, "") for f in Path(base).rglob("*") if f.is_file()}
+    assert checks.check_rows(World(objects=objects), "t", {k: 7 for k, _ in keys}) == []
