@@ -129,9 +129,16 @@ class WriteLogFile(WriteUnit):
         rows = self.rows.set_column(0, "_hoodie_commit_time", pa.array([self.instant] * n, pa.string()))
         rows = rows.set_column(1, "_hoodie_commit_seqno", self.sequence_numbers(n))
         rows = rows.set_column(4, "_hoodie_file_name", pa.array([self.file_id] * n, pa.string()))
+        token = self.write_token()
+        if self.name_instant != self.instant:
+            # a copy is named with the clustering's instant, not this write's: its token carries the writing
+            # instant, or a retry of a write that failed (its copy deleted) would write a file of the same name, which
+            # undoing the failed write (by its markers) then deletes, committed
+            index, _, attempt = token.split("-")
+            token = f"{index}-{self.instant}-{attempt}"
         return write_log_file(
             self.storage(), partition=self.partition, file_id=self.file_id,
-            writing_instant=self.instant, name_instant=self.name_instant, write_token=self.write_token(),
+            writing_instant=self.instant, name_instant=self.name_instant, write_token=token,
             block=avro_data_block(self.instant, rows, self.schema_json), records=n, base_instant=self.base_instant,
         )  # fmt: skip
 
