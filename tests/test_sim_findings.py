@@ -63,6 +63,12 @@ write landing after a takeover) can make a commit name files a rollback deleted.
 seed=15655 (consistent-bucket schedule): a resize run held up past its heartbeat's expiry went on after another
 run had completed its instant, wrote the same files (the resize names each file after its child bucket) and, on
 giving up, deleted them: the committed files. A run giving up now keeps the files the completed commit names.
+
+seeds 41424, 39671, 51436 (consistent-bucket schedules, the ``duplicate`` writer's copies): a write committed
+copies for a resize whose rollback had begun (it now leaves them out); an interrupted rollback abandoning a
+resize was finished keeping its plan by a run retrying it (it now drops the plan); a retried write reused its
+failed attempt's copy name and undoing that attempt deleted the committed copy (a copy's write token now names
+its write: covered by the simulation only).
 """
 
 from __future__ import annotations
