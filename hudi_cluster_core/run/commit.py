@@ -86,9 +86,19 @@ def _check_still_ours(table: HudiTable, instant_time: str, stats: list[dict], he
         why = f"another run began rolling it back ({rolling_back.file_name}) after this run's heartbeat expired"
     else:
         why = "another run took it over after this run's heartbeat expired"
-    for stat in stats:  # ours carry T: once T is complete they would read as duplicates
+    # ours carry T: once T is complete they would read as duplicates. Not those the completed commit names: a
+    # strategy that names its files after the plan (the consistent-bucket resize: each child bucket's file id,
+    # with the same write token in a second Spark application) wrote the very files the other run committed
+    committed = _written_paths(table, instant) if instant is not None and instant.is_completed else set()
+    for stat in (s for s in stats if s["path"] not in committed):
         table.storage.delete_file(table.storage.join(stat["path"]))
-    raise PlanError(f"clustering {instant_time} not committed: {why}; the files this run wrote were deleted")
+    raise PlanError(f"clustering {instant_time} not committed: {why}; the files this run wrote were deleted"
+                    + (" (but those the completed commit names)" if committed & {s["path"] for s in stats} else ""))
+
+
+def _written_paths(table: HudiTable, instant) -> set[str]:
+    metadata = table.timeline.commit_metadata(instant)
+    return {s.get("path") for part in (metadata.get("partitionToWriteStats") or {}).values() for s in part or []}
 
 
 def _check_not_rolled_back(table: HudiTable, instant_time: str, stats: list[dict]) -> None:

@@ -24,7 +24,7 @@ import posixpath
 import time
 from collections import defaultdict
 
-from ..avro import decode_avro, encode_avro
+from ..avro import encode_avro
 from ..errors import PlanError
 from ..failpoints import failpoint
 from ..mdt import deltacommit as mdt_deltacommit
@@ -37,6 +37,7 @@ from ..table import markers as table_markers
 from ..table.metadata_table import metadata_partitions
 from ..table.naming import parse_base_file, parse_log_file
 from ..table.ownership import Heartbeat, timeline_lock
+from ..table.rollback_plans import pending_rollback_of, rollback_plan as _rollback_plan
 from ..table.timeline import DATA_WRITE_ACTIONS
 
 log = logging.getLogger(__name__)
@@ -94,22 +95,6 @@ def _forget_in_metadata_table(table: HudiTable, rollback_time: str, copies: list
     return write_metadata_deltacommit(table, [FILES_PARTITION], commit)
 
 
-def _rollback_plan(table: HudiTable, rollback: Instant) -> dict:
-    requested = table.timeline.requested_file(rollback.time)
-    if requested is None:
-        return {}
-    return decode_avro(table.timeline.read(requested), source=table.timeline.path_of(requested.file_name))
-
-
-def pending_rollback_of(table: HudiTable, instant_time: str) -> Instant | None:
-    """A rollback of ``instant_time`` that started and did not complete."""
-    for rollback in table.timeline.pending_rollbacks():
-        target = (_rollback_plan(table, rollback).get("instantToRollback") or {}).get("commitTime")
-        if target == instant_time:
-            return rollback
-    return None
-
-
 def clustering_rollback_targets(table: HudiTable) -> dict[str, Instant]:
     """Instant time -> pending rollback, for every unfinished rollback of a clustering instant."""
     targets: dict[str, Instant] = {}
@@ -155,12 +140,21 @@ def _rollback_locked(table: HudiTable, instant_time: str, keep_plan: bool) -> st
     started = time.monotonic()
     action = "clustering" if timeline.layout_version >= 2 else "replacecommit"
     files = set(partial_files(table, instant_time))
+    planned: set[str] = set()
+    if resumed is not None:
+        for request in _rollback_plan(table, resumed).get("RollbackRequests") or []:
+            planned.update(posixpath.relpath(p, storage.base) for p in request.get("filesToBeDeleted") or [])
+        if keep_plan and any(parse_log_file(p.rpartition("/")[2]) is not None for p in planned):
+            # it began as a rollback abandoning the plan (it deletes the writers' copies for it, maybe deleted
+            # some already): finished as one, or the plan would run again without the copies its writers' records
+            # rely on (a write that duplicated is no conflict for the clustering)
+            log.info("rollback %s: the interrupted rollback abandons the plan; the plan is not kept", instant_time)
+            keep_plan = False
     if not keep_plan:
         files |= duplicate_copies(table, instant_time)
+    files |= planned
     if resumed is not None:
         rollback_time = resumed.time
-        for request in _rollback_plan(table, resumed).get("RollbackRequests") or []:
-            files.update(posixpath.relpath(p, storage.base) for p in request.get("filesToBeDeleted") or [])
         log.info("rollback %s: finishing interrupted rollback %s", instant_time, rollback_time)
     else:
         rollback_time = timeline.new_instant_time()

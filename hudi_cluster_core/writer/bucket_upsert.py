@@ -38,6 +38,7 @@ import pyarrow as pa
 from ..errors import ConfigError, WriteConflict
 from ..mdt.partitions import disabled_by_config
 from ..table import FileGroupId, HudiTable, load_table
+from ..table.rollback_plans import pending_rollback_of
 from ..table.schema import table_schema
 from .append import key_and_partition, partition_values, with_meta_columns, write_partition_metadata
 from .instant import complete_commit, writing
@@ -83,13 +84,14 @@ def _data_columns(table: HudiTable, rows: pa.Table) -> tuple[str, pa.Table]:
 
 def _no_lost_logs(duplicated: Mapping[FileGroupId, str]):
     """The commit-time check: no file group this write appended to was replaced since, unless by the clustering
-    its records were duplicated for. Copies for a clustering rolled back meanwhile are deleted and left out of the
-    commit: the records are in their bucket, and an orphan copy would read as committed once archival passes the
-    clustering's instant."""
+    its records were duplicated for. Copies for a clustering rolled back meanwhile, or whose rollback began, are
+    deleted and left out of the commit: the records are in their bucket, and an orphan copy would read as committed
+    once archival passes the clustering's instant. (A rollback that began deletes the copies it finds with an
+    older instant than this write's: committed here, the metadata table would list them again after it.)"""
 
     def check(table: HudiTable, instant: str, stats) -> None:
         for clustering in sorted(set(duplicated.values())):
-            if table.timeline.get(clustering) is None:
+            if table.timeline.get(clustering) is None or pending_rollback_of(table, clustering) is not None:
                 _drop_copies(table, instant, clustering, stats)
         replacing = table.view().replacing_instants()
         written = {FileGroupId(s["partitionPath"], s["fileId"]) for part in stats.values() for s in part}
@@ -128,9 +130,16 @@ class WriteLogFile(WriteUnit):
         rows = self.rows.set_column(0, "_hoodie_commit_time", pa.array([self.instant] * n, pa.string()))
         rows = rows.set_column(1, "_hoodie_commit_seqno", self.sequence_numbers(n))
         rows = rows.set_column(4, "_hoodie_file_name", pa.array([self.file_id] * n, pa.string()))
+        token = self.write_token()
+        if self.name_instant != self.instant:
+            # a copy is named with the clustering's instant, not this write's: its token carries the writing
+            # instant, or a retry of a write that failed (its copy deleted) would write a file of the same name, which
+            # undoing the failed write (by its markers) then deletes, committed
+            index, _, attempt = token.split("-")
+            token = f"{index}-{self.instant}-{attempt}"
         return write_log_file(
             self.storage(), partition=self.partition, file_id=self.file_id,
-            writing_instant=self.instant, name_instant=self.name_instant, write_token=self.write_token(),
+            writing_instant=self.instant, name_instant=self.name_instant, write_token=token,
             block=avro_data_block(self.instant, rows, self.schema_json), records=n, base_instant=self.base_instant,
         )  # fmt: skip
 

@@ -9,6 +9,11 @@
   append (``writer.append``), a few batches in a row. Every batch has its own ``val``, so the rows a reader sees
   tell which committed write they come from.
 
+On the consistent-bucket table (``Plan.table == "bucket"``, ``tests/sim/bucket_table.py``) every run passes the
+table's index settings: the clustering runs are the plugin's resizes (plan and execution in-process, as any other
+strategy), the writer is our MOR bucket upsert (``writer.bucket_upsert``: log files, ``consistent-bucket-duplicate``
+mostly, which copies the records of buckets under a pending resize into the resize's child buckets).
+
 A run that fails with a message (a conflict, a busy instant, an injected storage failure) is part of the game:
 the actor goes on with its next run. A crash ends the actor; any other error ends it and is reported.
 """
@@ -30,6 +35,11 @@ from .store import World
 
 CLUSTERING_MODES = (("execute", False), ("scheduleAndExecute", True), ("schedule", False), ("scheduleAndExecute", False))
 UPDATE_STRATEGIES = ("allow", "reject")
+# the schedules on the consistent-bucket MOR table (``tests/sim/bucket_table.py``), drawn from a stream of their
+# own (the seeds of the copy-on-write table before stay the same schedules); there the writer duplicates mostly
+BUCKET_SHARE = 0.18
+BUCKET_UPDATE_STRATEGIES = ("consistent-bucket-duplicate",) * 3 + ("allow", "reject")
+TABLES = {"cow": ("sim://lake/t", "lake/t"), "bucket": ("sim://lake/b", "lake/b")}  # uri, path in the store
 # schedules on an object store under Apache Hudi's storage-based lock, then under its file-system based lock; the
 # rest as flock
 STORAGE_LOCK_SHARE, FILE_SYSTEM_LOCK_SHARE = 0.3, 0.15
@@ -59,6 +69,15 @@ class Plan:
     update_strategy: str
     fault_rate: float  # faults per scheduling point: from a few per schedule to a storm that ends most actors
     lock_mode: str = "flock"  # how the actors exclude each other (``tests/sim/lock_modes.py``)
+    table: str = "cow"  # or "bucket": the consistent-bucket MOR table, written by upserts only
+
+    @property
+    def uri(self) -> str:
+        return TABLES[self.table][0]
+
+    @property
+    def path(self) -> str:
+        return TABLES[self.table][1]
 
     @classmethod
     def from_seed(cls, seed: int) -> "Plan":
@@ -75,7 +94,13 @@ class Plan:
         draw = random.Random(f"lock:{seed}").random()  # the storage-lock seeds of before stay storage-lock seeds
         lock_mode = ("storage" if draw < STORAGE_LOCK_SHARE else
                      "filesystem" if draw < STORAGE_LOCK_SHARE + FILE_SYSTEM_LOCK_SHARE else "flock")  # fmt: skip
-        return cls(runs, tuple(writes), rng.choice(UPDATE_STRATEGIES), rng.choice(FAULT_RATES), lock_mode)
+        strategy, fault_rate = rng.choice(UPDATE_STRATEGIES), rng.choice(FAULT_RATES)
+        kind = random.Random(f"table:{seed}")
+        if kind.random() >= BUCKET_SHARE:
+            return cls(runs, tuple(writes), strategy, fault_rate, lock_mode)
+        # a bucket is one file group: no appended file groups, every write an upsert (its fresh keys inserts)
+        writes = [Write("upsert", w.batch, w.keys) for w in writes]
+        return cls(runs, tuple(writes), kind.choice(BUCKET_UPDATE_STRATEGIES), fault_rate, lock_mode, "bucket")
 
     def expected(self, world: World, table: str) -> dict[str, int]:
         """Each key's val after the writes whose instant completed, in instant order."""
@@ -89,8 +114,12 @@ class Plan:
 
 
 def actors_for(plan: Plan, uri: str, heartbeat: dict[str, str]) -> list[tuple[str, Callable[[], None]]]:
+    from .bucket_table import OPTIONS as BUCKET_OPTIONS
+
     options = {**heartbeat, **provider_options(plan.lock_mode), "hoodie.clustering.plan.strategy.sort.columns": "id", "hoodie.parquet.compression.codec": CODEC,
                "hoodie.clustering.updates.strategy": plan.update_strategy}  # fmt: skip
+    if plan.table == "bucket":  # every writer and clustering run of a bucket table passes its index settings
+        options.update(BUCKET_OPTIONS)
     found = [(name, _clustering(uri, runs, options)) for name, runs in plan.runs.items()]
     found.append(("w", _writer(uri, plan.writes, options)))
     found.append(("a", _service(uri, "archive")))

@@ -81,7 +81,10 @@ def archive(uri: str) -> list[str]:
 def _replaced_files_remain(storage: Storage, timeline_dir: str, name: str) -> bool:
     metadata = decode_commit_metadata(storage.read_bytes(f"{timeline_dir}/{name}"), layout_version=2, source=name)
     for partition, file_ids in (metadata.get("partitionToReplaceFileIds") or {}).items():
-        present = {e.name.split("_")[0] for e in storage.list(storage.join(partition)) if e.name.endswith(".parquet")}
+        names = [e.name for e in storage.list(storage.join(partition))]
+        present = {n.split("_")[0] for n in names if n.endswith(".parquet")}
+        # and the log files of a MERGE_ON_READ table (``.{fileId}_{instant}.log.{version}_{token}``)
+        present |= {n[1:].split("_")[0] for n in names if n.startswith(".") and ".log." in n}
         if present & set(file_ids):
             return True
     return False

@@ -1,13 +1,16 @@
 """The invariants, checked on the simulated store after every schedule, by the rules Apache Hudi's readers apply
 (read here from the files themselves, not through the core's view of the table):
 
-* every committed row is visible exactly once, with the value of the last committed write of its key;
+* every committed row is visible exactly once, with the value of the last committed write of its key (on a
+  MERGE_ON_READ table, the latest slice's base file merged with its log blocks of committed instants:
+  ``tests/sim/log_merge.py``);
 * no instant was ever completed twice (two completed files of one instant, at any moment of the schedule);
 * after the next run's recovery, nothing is pending that no live actor owns (scheduled clustering plans, work
   waiting to be executed, are allowed);
 * the active timeline is readable: instants in order, one state file set per instant, a plan for every
   requested or inflight clustering, commit metadata that decodes, base files for every completed write;
-* the metadata table's ``files`` partition lists exactly the committed base files in storage.
+* the metadata table's ``files`` partition lists exactly the committed base files in storage (and the log files
+  of committed writes: a copy named with a pending clustering's instant is listed once its writer committed).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from hudi_cluster_core.avro import decode_commit_metadata
 from hudi_cluster_core.io.storage import Storage
 from hudi_cluster_core.mdt.partition_reader import read_partition
 
+from .log_merge import LOG_FILE, latest_slice_rows, log_blocks
 from .store import World
 
 COMPLETED = re.compile(r"^(\d{17})_(\d{17})\.(\w+)$")
@@ -121,28 +125,48 @@ def _replaced(world: World, table: str, completed: dict[str, tuple[str, str]]) -
     return replaced
 
 
-def committed_base_files(world: World, table: str) -> dict[str, set[str]]:
-    """partition -> names of base files whose instant completed (what a reader may see, replaced or not)."""
-    is_committed = committed(world, table)
-    found: dict[str, set[str]] = defaultdict(set)
+def is_merge_on_read(world: World, table: str) -> bool:
+    props = world.objects.get(f"{table}/.hoodie/hoodie.properties")
+    return props is not None and b"hoodie.table.type=MERGE_ON_READ" in props.data
+
+
+def _data_files(world: World, table: str):
+    """(partition, file name, base file match or None, log file match or None) of every data file in storage."""
     for key in world.objects:
         if not key.startswith(table + "/") or "/.hoodie" in key:
             continue
         partition, _, name = key[len(table) + 1:].rpartition("/")
-        match = BASE_FILE.match(name)
-        if match and is_committed(match.group(3)):
+        yield partition, name, BASE_FILE.match(name), LOG_FILE.match(name)
+
+
+def committed_base_files(world: World, table: str) -> dict[str, set[str]]:
+    """partition -> names of base files whose instant completed (what a reader may see, replaced or not), and of
+    log files whose writer's instant (their first block's) completed."""
+    is_committed = committed(world, table)
+    found: dict[str, set[str]] = defaultdict(set)
+    for partition, name, base, log in _data_files(world, table):
+        if base and is_committed(base.group(3)):
             found[partition].add(name)
+        elif log:
+            blocks = log_blocks(world.objects[f"{table}/{partition}/{name}"].data, name)
+            if blocks and is_committed(blocks[0][0]):
+                found[partition].add(name)
     return found
 
 
 def visible_rows(world: World, table: str) -> list[dict]:
-    """The snapshot a reader sees: per file group not replaced, the base file of its latest completed instant."""
+    """The snapshot a reader sees: per file group not replaced, the base file of its latest completed instant
+    (merged with its latest slice's log files on a MERGE_ON_READ table)."""
+    if is_merge_on_read(world, table):
+        return _merged_rows(world, table)
     completed = completed_instants(timeline_files(world, table))
     replaced = _replaced(world, table, completed)
     latest: dict[tuple[str, str], tuple[str, str]] = {}
     for partition, names in committed_base_files(world, table).items():
         for name in names:
             match = BASE_FILE.match(name)
+            if not match:
+                continue
             group = (partition, match.group(1))
             if group not in replaced and (group not in latest or latest[group][0] < match.group(3)):
                 latest[group] = (match.group(3), name)
@@ -152,14 +176,40 @@ def visible_rows(world: World, table: str) -> list[dict]:
     return rows
 
 
+def _merged_rows(world: World, table: str) -> list[dict]:
+    names = timeline_files(world, table)
+    completed = completed_instants(names)
+    completion = {time: COMPLETED.match(name).group(2) for time, (_, name) in completed.items()}
+    replaced = _replaced(world, table, completed)
+    is_committed = committed(world, table)
+    bases: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)  # group -> base instant -> file name
+    logs: dict[tuple[str, str], dict[str, bytes]] = defaultdict(dict)  # group -> log name -> its bytes
+    for partition, name, base, log in _data_files(world, table):
+        if base and is_committed(base.group(3)):
+            bases[(partition, base.group(1))][base.group(3)] = name
+        elif log and is_committed(log.group(2)):
+            logs[(partition, log.group(1))][name] = world.objects[f"{table}/{partition}/{name}"].data
+    rows = []
+    for group in sorted(set(bases) | set(logs)):
+        if group in replaced:
+            continue
+        base = None
+        if bases[group]:
+            instant = max(bases[group])
+            base = (instant, _rows_of(world.objects[f"{table}/{group[0]}/{bases[group][instant]}"].data))
+        rows.extend(latest_slice_rows(base, logs[group], completion, is_committed, sorted(bases[group])))
+    return rows
+
+
 _DECODED: dict[bytes, list[dict]] = {}  # a base file's bytes -> its rows (the initial table's files recur)
+COLUMNS = ["_hoodie_record_key", "id", "ts", "val", "_hoodie_commit_time"]
 
 
 def _rows_of(data: bytes) -> list[dict]:
     if data not in _DECODED:
         if len(_DECODED) > 4096:
             _DECODED.clear()
-        _DECODED[data] = pq.read_table(io.BytesIO(data), columns=["id", "val", "_hoodie_commit_time"]).to_pylist()
+        _DECODED[data] = pq.read_table(io.BytesIO(data), columns=COLUMNS).to_pylist()
     return _DECODED[data]
 
 

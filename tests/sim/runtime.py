@@ -25,9 +25,11 @@ from hudi_cluster_core.mdt import column_stats
 from hudi_cluster_core.plugins import call_hook
 from hudi_cluster_core.run import digest
 from hudi_cluster_core.run import execute as core_execute
+from hudi_cluster_core.run.slice_reader import SliceReader
 from hudi_cluster_core.table import lock_provider, ownership, timeline
 
 from . import store
+from .log_merge import slice_reader_on
 
 
 def run_group_tasks_in_process(spark, tasks, parallelism, group_bytes=None, rows_read=None,
@@ -151,6 +153,8 @@ def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterato
     saved_clock = core_clock.use(clock)
     saved_guard, ownership._HELD_GUARD = ownership._HELD_GUARD, lock
     saved_runner, core_execute.run_group_tasks = core_execute.run_group_tasks, run_group_tasks_in_process
+    # hudi-rs merges a MOR slice reading the store itself: here a Python merge reads the simulated store
+    saved_merge, SliceReader._reader = SliceReader._reader, slice_reader_on(lambda reader: reader.storage)
     # one storage operation at a time: the core's parallel reads (footers, MDT files) run in the actor's thread
     saved_parallel, core_storage.PARALLEL_REQUESTS = core_storage.PARALLEL_REQUESTS, 1
     saved_parse, javaprops.parse = javaprops.parse, parse_properties
@@ -173,6 +177,7 @@ def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterato
         for prop, lock in unlocked:
             prop.lock = lock
         core_execute.run_group_tasks = saved_runner
+        SliceReader._reader = saved_merge
         core_storage.PARALLEL_REQUESTS = saved_parallel
         javaprops.parse = saved_parse
         pq.read_table, lock_provider.machine, ownership.machine = _READ_TABLE, _MACHINE, _MACHINE

@@ -34,12 +34,13 @@ def initial_rows(batch: int) -> pa.Table:
                      "val": pa.array([0] * 6, pa.int64())})  # fmt: skip
 
 
-_BASE: dict[str, object] = {}
+_BASE: dict[str, tuple[dict[str, Obj], float]] = {}
 
 
-def base_table() -> tuple[dict[str, Obj], float]:
-    """The objects of the initial table and the clock's time when it was done (built once per process)."""
-    if not _BASE:
+def base_table(kind: str = "cow") -> tuple[dict[str, Obj], float]:
+    """The objects of the initial table of ``kind`` (``cow``, or ``bucket``: ``tests/sim/bucket_table.py``) and
+    the clock's time when it was done (each built once per process)."""
+    if kind not in _BASE:
         from hudi_cluster_core.io.storage import Storage
 
         from .actors import registry
@@ -47,21 +48,26 @@ def base_table() -> tuple[dict[str, Obj], float]:
         registry()  # the installed strategies load here: a broken plugin is an error, not a schedule's failed runs
         from hudi_cluster_core.writer.append import append, create_table
 
+        from . import bucket_table
         from .metadata_setup import add_metadata_table
 
         world, clock = World(), SimClock()
         world.clock = clock
         with simulated(world, clock, _NoActors()):
-            storage = Storage(URI)
-            create_table(storage, initial_rows(0).schema, table_name="sim", record_key="id", partition_field="region",
-                         precombine_field="ts", table_version=9)  # fmt: skip
-            add_metadata_table(storage, "sim")
-            for batch in range(3):
-                clock.advance(1.0)
-                append(URI, initial_rows(batch), table_name="sim", record_key="id", partition_field="region",
-                       precombine_field="ts", table_version=9, heartbeat_ms=(1000, 2))  # fmt: skip
-        _BASE["objects"], _BASE["mono"] = world.snapshot(), clock.mono
-    return dict(_BASE["objects"]), float(_BASE["mono"])
+            if kind == "bucket":
+                bucket_table.build(clock, initial_rows, HEARTBEAT)
+            else:
+                storage = Storage(URI)
+                create_table(storage, initial_rows(0).schema, table_name="sim", record_key="id", partition_field="region",
+                             precombine_field="ts", table_version=9)  # fmt: skip
+                add_metadata_table(storage, "sim")
+                for batch in range(3):
+                    clock.advance(1.0)
+                    append(URI, initial_rows(batch), table_name="sim", record_key="id", partition_field="region",
+                           precombine_field="ts", table_version=9, heartbeat_ms=(1000, 2))  # fmt: skip
+        _BASE[kind] = world.snapshot(), clock.mono
+    objects, mono = _BASE[kind]
+    return dict(objects), float(mono)
 
 
 class _NoActors:
@@ -90,20 +96,20 @@ class Outcome:
 
 def run_schedule(seed: int, steps: list[Step] | None = None, *, fault_rate: float | None = None) -> Outcome:
     """The schedule of ``seed`` (its fault rate drawn from it unless given), or the replay of ``steps``."""
-    objects, mono = base_table()
+    plan = Plan.from_seed(seed)
+    objects, mono = base_table(plan.table)
     clock = SimClock()
     clock.mono = mono
-    plan = Plan.from_seed(seed)
     scheduler = Scheduler(seed, clock, fault_rate=plan.fault_rate if fault_rate is None else fault_rate, steps=steps,
                           freeze_s=lock_modes.FREEZE_S[plan.lock_mode])  # fmt: skip
     clock.owner_of_thread = scheduler.current
     world = World(scheduler, clock, objects)
-    for name, body in actors_for(plan, URI, HEARTBEAT):
+    for name, body in actors_for(plan, plan.uri, HEARTBEAT):
         scheduler.spawn(name, body)
     problems: list[str] = []
     logging.disable(logging.CRITICAL)  # thousands of schedules: the runs' warnings are expected, not news
     try:
-        with simulated(world, clock, ActorLock(scheduler), seed), lock_modes.installed(plan.lock_mode, scheduler, URI), \
+        with simulated(world, clock, ActorLock(scheduler), seed), lock_modes.installed(plan.lock_mode, scheduler, plan.uri), \
                 pids.per_actor(scheduler):
             try:
                 scheduler.run(clock.fire_due)
@@ -128,16 +134,17 @@ def check_after(world: World, clock: SimClock, plan: Plan) -> list[str]:
     from .cleaner import clean
 
     # from here on only this thread runs (no actor: no scheduling point, no fault)
-    problems = checks.check_timeline(world, TABLE)
-    problems += checks.check_rows(world, TABLE, plan.expected(world, TABLE))
+    uri, path = plan.uri, plan.path
+    problems = checks.check_timeline(world, path)
+    problems += checks.check_rows(world, path, plan.expected(world, path))
     clock.advance(60.0)  # every heartbeat of the schedule has expired: its actors are gone
-    table = load_table(URI)
+    table = load_table(uri)
     undo_failed_writes(table, 1000, 2)
     recover(table.reload(), Ownership(1000, 2, 1000), keep_plans=False)
-    clean(URI)  # the next clean finishes a clean a dead cleaner left pending
-    after = checks.check_timeline(world, TABLE) + checks.check_nothing_orphaned(world, TABLE)
-    after += checks.check_rows(world, TABLE, plan.expected(world, TABLE))
-    after += checks.check_metadata_table(world, URI, TABLE)
+    clean(uri)  # the next clean finishes a clean a dead cleaner left pending
+    after = checks.check_timeline(world, path) + checks.check_nothing_orphaned(world, path)
+    after += checks.check_rows(world, path, plan.expected(world, path))
+    after += checks.check_metadata_table(world, uri, path)
     return problems + [f"after recovery: {p}" for p in after if p not in problems]
 
 

@@ -82,7 +82,7 @@ class World:
             completed = COMPLETED.match(name)
             if completed:
                 self.completions.setdefault(completed.group(1), set()).add(name)
-            elif name.endswith(".commit.requested") and actor is not None:
+            elif name.endswith((".commit.requested", ".deltacommit.requested")) and actor is not None:
                 self.labels[name[:17]] = actor.label
         return self.versions
 
@@ -163,6 +163,9 @@ class SimBackend(InProcessBackend):
 
         return world().do("create" if version is None else "put-if-match", path, action)
 
+    def copy(self, src: str, dest: str) -> None:
+        world().do("copy", dest, lambda: world().put(dest, self._get(src).data))
+
     def delete(self, path: str) -> None:
         world().do("delete", path, lambda: world().remove(path))
 
@@ -209,7 +212,10 @@ class SimFileSystem(BackendFileSystem):
         return isinstance(other, SimFileSystem)
 
     def move(self, src: str, dest: str) -> None:
-        raise StoreError(f"{src}: the simulated store has no rename")
+        """As on an object store (``obstore.rename``): a server-side copy (the target appears whole), then a delete
+        of the source; two operations, a crash may fall between them."""
+        self.backend.copy(src, dest)
+        self.backend.delete(src)
 
     def copy_file(self, src: str, dest: str) -> None:
         self.backend.write(dest, self.backend.read(src))
