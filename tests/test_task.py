@@ -116,3 +116,18 @@ def test_a_task_runs_arrow_and_page_compression_on_its_threads_and_gives_them_ba
             assert gzip_pages.COMPRESS_THREADS == (compress_before if threads == 0 else min(threads, 4))
             assert pq.read_table(tmp_path / "f.parquet").equals(table)  # the same rows, in the same order
         assert (pa.cpu_count(), gzip_pages.COMPRESS_THREADS) == (arrow_before, compress_before)
+
+
+def test_two_executions_of_one_plan_name_a_plan_named_file_apart(tmp_path):
+    """A second Spark application numbers its tasks as the first did; the salt each execution draws
+    (``build_tasks``) keeps two runs of one plan from writing, or deleting, each other's files of a named file id."""
+    from dataclasses import replace
+
+    names = []
+    for salt in (0, 7_654_321):
+        task = replace(make_task(tmp_path), token_salt=salt)
+        task = task.with_write_token(task.write_token_for(3, 1, 1))
+        (stat,) = task.write(rows(2), file_ids=["bucket-0"])
+        names.append(stat["path"])
+    assert names[0] != names[1] and all((tmp_path / n).is_file() for n in names)
+    assert [parse_base_file(n.split("/")[-1], 0).write_token for n in names] == ["3-1-1", "3-1-7654322"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from dataclasses import dataclass, replace
 
 from ..byte_units import human_bytes
@@ -88,11 +89,12 @@ def build_tasks(
     schema = read_schema(table)
     # virtual keys: made by the table's key generator (a bad key generator setting stops here, before any write)
     keys = None if table.config.populate_meta_fields else key_generator(table.config.props, settings)
+    salt = uuid.uuid4().int % (1 << 30)  # this execution's write tokens (GroupTask.token_salt)
     return [
         GroupTask(
             table.storage.base_uri, plan.instant_time, group, execution, params, own_params,
             settings, options, target, plan.preserve_hoodie_metadata, memory_budget=budget, spill_dir=spill_dir,
-            storage_options=table.storage.options, read_schema=schema, key_generator=keys,
+            storage_options=table.storage.options, read_schema=schema, key_generator=keys, token_salt=salt,
         )  # fmt: skip
         for group in plan.groups
     ]

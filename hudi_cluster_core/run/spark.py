@@ -123,8 +123,8 @@ def _run_units(units: list[GroupTask], unit_ids: list[int], unit_bytes: list[int
         from pyspark import TaskContext
 
         context = TaskContext.get()
-        token = f"{partition_index}-{context.stageId()}-{context.taskAttemptId()}" if context else f"{partition_index}-0-0"
         unit = units[partition_index]
+        token = unit.write_token_for(partition_index, *((context.stageId(), context.taskAttemptId()) if context else (0, 0)))
         reporter = UnitReporter(channel[0], channel[1], unit_ids[partition_index], unit_bytes[partition_index],
                                 len(unit.group.slices), unit.units)  # fmt: skip
         task = digest.armed(unit.with_write_token(token).with_progress(reporter))

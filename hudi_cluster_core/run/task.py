@@ -49,7 +49,12 @@ class GroupTask:
     options: ParquetOptions = field(default_factory=ParquetOptions)
     target_file_max_bytes: int = 1024 * 1024 * 1024
     preserve_hoodie_metadata: bool = True
-    write_token: str = "0-0-0"  # set on the executor from the Spark task identity
+    write_token: str = "0-0-0"  # set on the executor from the Spark task identity (``write_token_for``)
+    # drawn once per execution of the plan and added to the Spark task's attempt id in the write token: a second
+    # Spark application numbers its tasks alike, so two runs of one plan (one held up past its heartbeat, one that
+    # took the instant over) would name the files of a plan-named file id (a bucket) alike, and overwrite or delete
+    # each other's
+    token_salt: int = 0
     storage_options: Mapping[str, str] = field(default_factory=dict)  # resolved on the driver (object stores)
     memory_budget: int = 1024**3  # bytes of rows one task sorts in memory (hudi.cluster.task.memory.bytes)
     spill_dir: str | None = None  # local directory for spill files (None: the system's temp directory)
@@ -77,6 +82,10 @@ class GroupTask:
 
     def with_write_token(self, token: str) -> "GroupTask":
         return replace(self, write_token=token)
+
+    def write_token_for(self, partition_index: int, stage_id: int, attempt_id: int) -> str:
+        """Hudi's write token of the Spark task (``partition-stage-attempt``), its attempt id salted per execution."""
+        return f"{partition_index}-{stage_id}-{attempt_id + self.token_salt}"
 
     def with_digest(self, digest: GroupDigest) -> "GroupTask":
         return replace(self, digest=digest)

@@ -38,7 +38,7 @@ def run_group_tasks_in_process(spark, tasks, parallelism, group_bytes=None, rows
     unit after the other, with the same write tokens, the same rewrite check and the same failures."""
     results = []
     for index, unit in enumerate(tasks):
-        task = digest.armed(unit.with_write_token(f"{index}-0-0"))
+        task = digest.armed(unit.with_write_token(unit.write_token_for(index, 0, 0)))
         stats = list(call_hook(task.strategy, "execute_group", task=task) or [])
         digest.check(task, stats)
         results.append(stats)
