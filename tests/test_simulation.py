@@ -86,9 +86,9 @@ def test_steps_print_and_parse_back():
 
 
 def test_the_seeds_that_found_bugs_pass():
-    """The seeds whose schedules found bugs (``tests/test_sim_findings.py`` replays each for real). Their exact
-    interleavings were recorded on the code of their day; since then actors were added, so each seed now draws
-    another schedule, run here whole."""
+    """The seeds whose schedules found bugs (``tests/test_sim_findings.py`` and ``test_sim_findings_buckets.py``
+    replay each for real). Their exact interleavings were recorded on the code of their day; since then actors were
+    added, so each seed now draws another schedule, run here whole."""
     for seed in (0, 2, 47, 57, 310, 449, 1212, 3713, 5641, 7113, 10891, 10990, 11948, 13023, 15655, 15695):
         outcome = run_schedule(seed)
         assert not outcome.failed, (seed, outcome.problems)
