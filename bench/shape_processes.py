@@ -117,7 +117,7 @@ def critical(job: dict) -> dict:
     from hudi_cluster_core.config import load_config
     from hudi_cluster_core.plugins import call_hook, default_registry
     from hudi_cluster_core.run.execute import build_tasks, load_stored_plan
-    from hudi_cluster_core.run.spark import task_threads
+    from hudi_cluster_core.run.unit_work import task_threads
     from hudi_cluster_core.table import load_table
     from hudi_cluster_core.write import gzip_pages
 

@@ -21,6 +21,7 @@ from .errors import ConfigError, HudiClusterError, Interrupted, PlanError, RunFa
 from .plan.avro_plan import StoredPlan, planned_file_sizes, read_plan
 from .plan.schedule import schedule
 from .plugins import StrategyRegistry, default_registry
+from .run.local_pool import LocalPool, local_cores
 from .run.recovery import Ownership, claim, free_pending, recover
 from .run.session_start import start_in_background
 from .table import HudiTable, State, load_table
@@ -58,6 +59,7 @@ def cluster(
     keep_failed_plan: bool = False,
     registry: StrategyRegistry | None = None,
     spark_in_background: bool = False,
+    engine: str | None = None,
 ) -> ClusterResult:
     """Schedule and/or execute clustering on the Hudi table at ``base_path``.
 
@@ -76,11 +78,19 @@ def cluster(
     ``spark_in_background``: a run that may execute and has no session (``spark=None``, no SparkContext in the
     process) starts it in a thread while it plans (``run.session_start``; ``hudi-cluster run`` does); a run that
     ends without executing leaves it, once up, as the process's session, as an executed run does.
+
+    ``engine``: where the groups' tasks run: ``spark``, ``local`` (a pool of this machine's processes, no JVM:
+    ``run.local_pool``) or ``auto`` (the default, else ``HUDI_CLUSTER_ENGINE``): local where this call would
+    build a local Spark session of its own and no Spark setting is asked for.
     """
     canonical = _canonical_mode(mode)
     may_execute = canonical in ("execute", "scheduleAndExecute") and not dry_run
+    cores = local_cores(engine, spark_master, spark_memory, spark_conf, spark_given=spark is not None)
+    pool = LocalPool(cores) if cores is not None else None
+    if pool is not None and spark_in_background and may_execute:
+        pool.begin()  # the fork server imports the tasks' modules while this process plans
     starting = start_in_background(spark_master, spark_memory, parallelism, spark_conf) if (
-        spark is None and spark_in_background and may_execute) else None  # fmt: skip
+        spark is None and pool is None and spark_in_background and may_execute) else None  # fmt: skip
 
     def attempt() -> ClusterResult:
         return _cluster(
@@ -88,7 +98,7 @@ def cluster(
             hoodie_conf=hoodie_conf, parallelism=parallelism, spark_master=spark_master, spark_memory=spark_memory,
             spark_conf=spark_conf, retry_last_failed_clustering_job=retry_last_failed_clustering_job,
             job_max_processing_time_ms=job_max_processing_time_ms, dry_run=dry_run, keep_failed_plan=keep_failed_plan,
-            registry=registry, starting=starting,
+            registry=registry, starting=starting, pool=pool,
         )  # fmt: skip
 
     try:
@@ -119,6 +129,7 @@ def _cluster(
     keep_failed_plan: bool,
     registry: StrategyRegistry | None,
     starting=None,
+    pool: LocalPool | None = None,
 ) -> ClusterResult:
     from .run.spark_settings import session_conf
 
@@ -188,6 +199,8 @@ def _cluster(
             return plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", started, config,
                                 registry)
         planned = time.monotonic()
+        if pool is not None:  # a local run: no JVM; the tasks' processes fork from a server begun early
+            spark = pool.begin()
         spark = spark or _session(spark_master, settings, starting)
         session_wait = time.monotonic() - planned
         session = starting.seconds if starting is not None else session_wait

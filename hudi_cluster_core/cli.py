@@ -55,6 +55,9 @@ def _add_run(sub) -> None:
     run.add_argument("-sm", "--spark-memory", help="spark.executor.memory (with a local master: spark.driver.memory)")
     run.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                      help="a Spark setting for the session this run builds (spark.archives=env.tar.gz#env, ...)")
+    run.add_argument("--engine", choices=("auto", "local", "spark"), type=str.lower,
+                     help="where the groups' tasks run: local (this machine's processes, no JVM), spark, or auto "
+                          "(default, else HUDI_CLUSTER_ENGINE): local for a local master with no Spark setting")  # fmt: skip
     run.add_argument("-rt", "--retry", type=int, help="accepted for HoodieClusteringJob compatibility, ignored")
     run.add_argument("-tn", "--table-name", help="accepted for HoodieClusteringJob compatibility, ignored")
     run.add_argument("-rc", "--retry-last-failed-clustering-job", action="store_true")
@@ -207,10 +210,17 @@ def _cmd_run(args) -> int:
     mode = run_mode(args.mode, args.schedule)
     starting = None
     if mode in ("execute", "scheduleAndExecute") and not args.dry_run:
+        from .run.local_pool import LocalPool, local_cores
         from .run.session_start import start_in_background
 
-        # the JVM starts while the run's modules are imported, the table is checked and the plan is made
-        starting = start_in_background(args.spark_master, args.spark_memory, args.parallelism, args.spark_conf)
+        try:
+            cores = local_cores(args.engine, args.spark_master, args.spark_memory, args.spark_conf)
+        except ConfigError:  # said by the run, in its usual order
+            cores = None
+        if cores is not None:  # a local run: the tasks' fork server imports their modules meanwhile
+            LocalPool(cores).begin()
+        else:  # the JVM starts while the run's modules are imported, the table is checked and the plan is made
+            starting = start_in_background(args.spark_master, args.spark_memory, args.parallelism, args.spark_conf)
     try:
         return _run_once(args, mode)
     finally:
@@ -238,7 +248,7 @@ def _run_once(args, mode: Mode) -> int:
         spark_memory=args.spark_memory, spark_conf=args.spark_conf,
         retry_last_failed_clustering_job=args.retry_last_failed_clustering_job,
         job_max_processing_time_ms=args.job_max_processing_time_ms, dry_run=args.dry_run,
-        keep_failed_plan=args.keep_failed_plan, spark_in_background=True,
+        keep_failed_plan=args.keep_failed_plan, spark_in_background=True, engine=args.engine,
     )  # fmt: skip
     print(result.to_json() if args.json else result.summary())
     return 0
@@ -270,6 +280,7 @@ def _run_continuous(args) -> int:
             parallelism=args.parallelism, spark_master=args.spark_master,
             retry_last_failed_clustering_job=args.retry_last_failed_clustering_job,
             job_max_processing_time_ms=args.job_max_processing_time_ms, keep_failed_plan=args.keep_failed_plan,
+            engine=args.engine,
         )  # fmt: skip
 
     try:

@@ -104,7 +104,7 @@ def test_tasks_with_cores_to_themselves_get_them_as_arrow_threads(tmp_path, task
 def test_a_task_runs_arrow_and_page_compression_on_its_threads_and_gives_them_back(tmp_path):
     import os
 
-    from hudi_cluster_core.run.spark import task_threads
+    from hudi_cluster_core.run.unit_work import task_threads
     from hudi_cluster_core.write import gzip_pages
 
     arrow_before, compress_before = pa.cpu_count(), gzip_pages.COMPRESS_THREADS

@@ -1,4 +1,4 @@
-"""Executing a stored clustering plan on Spark, then committing it."""
+"""Executing a stored clustering plan on Spark (or a local run's pool of processes), then committing it."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from ..mdt.partitions import disabled_by_config
 from ..sort import out_of_core
 from ..sort.curves import curve_sort_indices
 from .commit import commit_clustering
+from .local_pool import LocalPool
 from .rollback import pending_rollback_of, rollback_clustering
 from .spark import run_group_tasks
 from .task import GroupTask
@@ -159,12 +160,14 @@ def execute_plan(
     table: HudiTable, plan: StoredPlan, config, registry: StrategyRegistry, spark, *, parallelism: int,
     heartbeat: Heartbeat | None = None, phases: dict[str, float] | None = None,
 ) -> tuple[str, list[GroupOutcome]]:
-    """Run every group of ``plan`` and commit; returns the completed file name and per-group outcomes.
+    """Run every group of ``plan`` and commit; returns the completed file name and per-group outcomes. The
+    groups' tasks run on ``spark``: a SparkSession, or a local run's :class:`~.local_pool.LocalPool`.
     ``phases``, when given, gets the seconds the Spark job (``spark``), its first task's start (``first_task``), the
     commit (``commit``) and the metadata table's part of it (``metadata_table``) took.
 
     The caller owns the instant (``heartbeat``); a failure propagates and the caller rolls back."""
-    pyspark_memory = spark.sparkContext.getConf().get("spark.executor.pyspark.memory") if spark is not None else None
+    local = isinstance(spark, LocalPool)
+    pyspark_memory = None if local or spark is None else spark.sparkContext.getConf().get("spark.executor.pyspark.memory")
     budget = out_of_core.memory_budget({k: str(v) for k, v in config.raw.items()}, pyspark_memory)
     tasks = build_tasks(table, plan, config, registry, memory_budget=budget)
     wait_ms = config.writer.lock_wait_time_ms
@@ -188,7 +191,7 @@ def execute_plan(
     failpoint("after-inflight")
     input_bytes = [_input_bytes(plan, task) for task in tasks]
 
-    cores = int(spark.sparkContext.defaultParallelism)
+    cores = spark.cores if local else int(spark.sparkContext.defaultParallelism)
     units = split_groups(tasks, input_bytes, cores=cores, read_parallelism=config.group_read_parallelism)
     if len(units) > len(tasks):
         log.info("clustering %s: %d group(s) in %d task(s) (large groups split by sort-key range)",
@@ -198,8 +201,11 @@ def execute_plan(
     unit_rows: list[int] = []
     task_starts: list[float] = []
     started, submitted = time.monotonic(), time.time()
-    unit_results = run_group_tasks(spark, units, min(parallelism, config.max_parallelism), unit_bytes, unit_rows,
-                                   task_starts=task_starts)  # fmt: skip
+    slots = min(parallelism, config.max_parallelism)
+    if local:
+        unit_results = spark.run_units(units, slots, unit_bytes, unit_rows, task_starts=task_starts)
+    else:
+        unit_results = run_group_tasks(spark, units, slots, unit_bytes, unit_rows, task_starts=task_starts)
     spark_s = time.monotonic() - started
     rows_read = {task.group.index: 0 for task in tasks}
     for unit, rows in zip(units, unit_rows):

@@ -1,11 +1,11 @@
-"""Progress of a run's Spark job: a rich bar on a terminal, plain log lines otherwise.
+"""Progress of a run's tasks (on Spark, or in a local pool): a rich bar on a terminal, plain log lines otherwise.
 
 What is shown: groups done, input bytes rewritten, running tasks, the time elapsed and an ETA from the rate so far.
-Spark feeds it: each task adds the groups it finished (and their input bytes) to an accumulator, which Spark
-merges on the driver as every task ends; a running task sends its bytes done within its group as it reads and
-writes (run/progress_channel.py), so the bar moves inside a group too; the status tracker
-(``SparkContext.statusTracker()``) says how many tasks run. The last report is made from the job's result, so a
-run that succeeds always ends at 100%.
+Each task adds the groups it finished (and their input bytes) as it ends: on Spark to an accumulator Spark merges
+on the driver, in a local pool (run/local_pool.py) the driver adds them. A running task sends its bytes done within
+its group as it reads and writes (run/progress_channel.py), so the bar moves inside a group too. Spark's status
+tracker, or the pool, says how many tasks run. The last report is made from the job's result, so a run that
+succeeds always ends at 100%.
 
 ``HUDI_CLUSTER_PROGRESS`` picks the form: ``bar``, ``log`` or ``off`` (default: ``bar`` when stderr is a terminal,
 else ``log``, a line at most every ``HUDI_CLUSTER_PROGRESS_INTERVAL_S`` seconds, 10 by default, and at the end).
@@ -22,8 +22,6 @@ import time
 from dataclasses import dataclass
 from typing import IO, Any
 
-from pyspark.accumulators import AccumulatorParam
-
 from ..byte_units import human_bytes
 from .progress_channel import ProgressListener
 
@@ -33,8 +31,9 @@ INTERVAL_ENV = "HUDI_CLUSTER_PROGRESS_INTERVAL_S"
 POLL_S = 0.5
 
 
-class FinishedUnits(AccumulatorParam):
-    """Adds ``(groups, bytes, unit ids)``: what tasks report as they finish their units of work."""
+class FinishedUnits:
+    """Adds ``(groups, bytes, unit ids)``: what tasks report as they finish their units of work (a Spark
+    accumulator's param: Spark calls ``zero`` and ``addInPlace``, and needs no base class)."""
 
     def zero(self, value):
         return (0, 0, frozenset())
@@ -132,20 +131,40 @@ def _mode(stream: IO[str]) -> str:
     return "bar" if interactive else "log"
 
 
-class JobProgress:
-    """Watches one Spark job group: ``start()`` before the job, ``finish(ok)`` after it."""
+class Tally:
+    """``(groups, bytes, unit ids)`` finished, added on the driver as a local run's tasks end (Spark's
+    accumulator's ``value`` and ``add``, for :class:`JobProgress`)."""
 
-    def __init__(self, context, job_group: str, label: str, group_bytes: list[int], stream: IO[str] | None = None):
-        self.context, self.job_group, self.label = context, job_group, label
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._value = FinishedUnits().zero(None)
+
+    @property
+    def value(self):
+        with self._lock:
+            return self._value
+
+    def add(self, term) -> None:
+        with self._lock:
+            self._value = FinishedUnits().addInPlace(self._value, term)
+
+
+class JobProgress:
+    """Watches one run's tasks: ``start()`` before they run, ``finish(ok)`` after. ``finished`` holds what ended
+    tasks added (:class:`Tally`, or Spark's accumulator); ``running()`` counts the tasks running; running tasks
+    send their bytes done to a listener on ``hosts`` (bind address, address as the tasks reach it)."""
+
+    def __init__(self, label: str, group_bytes: list[int], finished, running, hosts: tuple[str, str],
+                 stream: IO[str] | None = None):  # fmt: skip
+        self.label = label
         self.groups_total, self.bytes_total = len(group_bytes), sum(group_bytes)
         self.stream = stream or sys.stderr
-        # what tasks add: (groups, input bytes, unit ids) they finished
-        self.finished = context.accumulator((0, 0, frozenset()), FinishedUnits())
+        self.finished, self.running_tasks, self.hosts = finished, running, hosts
         self.listener: ProgressListener | None = None  # what running tasks send: bytes done in their group
         self.started = time.monotonic()
         self.view: _Bar | _LogLines | None = None
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._poll, name=f"progress-{job_group}", daemon=True)
+        self.thread = threading.Thread(target=self._poll, name=f"progress-{label}", daemon=True)
 
     def start(self) -> JobProgress:
         mode = _mode(self.stream)
@@ -154,19 +173,9 @@ class JobProgress:
         elif mode == "log":
             self.view = _LogLines(self.label, float(os.environ.get(INTERVAL_ENV, "10")))
         if self.view is not None:
-            self.listener = _listener(self.context)
+            self.listener = _listener(*self.hosts)
         self.thread.start()
         return self
-
-    def running_tasks(self) -> int:
-        tracker = self.context.statusTracker()
-        running = 0
-        for job_id in tracker.getJobIdsForGroup(self.job_group):
-            job = tracker.getJobInfo(job_id)
-            for stage_id in job.stageIds if job else ():
-                stage = tracker.getStageInfo(stage_id)
-                running += stage.numActiveTasks if stage else 0
-        return running
 
     @property
     def address(self) -> tuple[str, int] | None:
@@ -209,12 +218,32 @@ class JobProgress:
         self.view.close()
 
 
-def _listener(context) -> ProgressListener | None:
-    """A listener on the address executors reach the driver at (Spark's ``spark.driver.host``)."""
+def spark_job_progress(context, job_group: str, label: str, group_bytes: list[int],
+                       stream: IO[str] | None = None) -> JobProgress:  # fmt: skip
+    """The progress of one Spark job group: tasks add what they finished to an accumulator, the status tracker
+    counts the running ones, and the listener is where executors reach the driver (``spark.driver.host``)."""
+
+    def running() -> int:
+        tracker = context.statusTracker()
+        count = 0
+        for job_id in tracker.getJobIdsForGroup(job_group):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job else ():
+                stage = tracker.getStageInfo(stage_id)
+                count += stage.numActiveTasks if stage else 0
+        return count
+
     conf = context.getConf()
     host = conf.get("spark.driver.host") or "127.0.0.1"
+    finished = context.accumulator((0, 0, frozenset()), FinishedUnits())
+    return JobProgress(label, group_bytes, finished, running, (conf.get("spark.driver.bindAddress") or host, host),
+                       stream)  # fmt: skip
+
+
+def _listener(bind_host: str, host: str) -> ProgressListener | None:
+    """A listener on ``bind_host``, which tasks reach at ``host``."""
     try:
-        return ProgressListener(conf.get("spark.driver.bindAddress") or host, host)
+        return ProgressListener(bind_host, host)
     except OSError as exc:  # progress then moves as tasks end
         log.debug("progress listener on %s: %s", host, exc)
         return None

@@ -13,17 +13,15 @@ import re
 import sys
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .. import errors, interrupts
-from ..plugins import call_hook
-from . import digest, jvm_archive
-from .progress import JobProgress
-from .progress_channel import UnitReporter
+from . import jvm_archive
+from .progress import spark_job_progress
 from .spark_settings import check_active_conf, executor_environment_problem
 from .task import GroupTask
+from .unit_work import run_unit
 
 log = logging.getLogger(__name__)
 LOG4J = Path(__file__).resolve().parent / "log4j2.properties"  # our console log for Spark (run/log4j2.properties)
@@ -114,53 +112,21 @@ def _quiet_default_log() -> None:
 
 def _run_units(units: list[GroupTask], unit_ids: list[int], unit_bytes: list[int], finished, channel):
     """The function of one group's Spark job: partition ``i`` runs unit ``i`` of the group (``unit_ids[i]`` of the
-    run). ``channel``: ``(address, token)`` the task sends its progress to. Yields ``(i, write stats, rows read,
-    when the task began)``; rows read are counted by the group's first unit only (every unit reads all of the
-    group's slices); the start is the worker's ``time.time()``."""
+    run; :func:`unit_work.run_unit`). ``channel``: ``(address, token)`` the task sends its progress to. Yields
+    ``(i, write stats, rows read, when the task began)``."""
 
     def run(partition_index, _items):
-        began = time.time()  # the task's first line in its Python worker (the run's first_task phase)
         from pyspark import TaskContext
 
         context = TaskContext.get()
-        unit = units[partition_index]
-        token = unit.write_token_for(partition_index, *((context.stageId(), context.taskAttemptId()) if context else (0, 0)))
-        reporter = UnitReporter(channel[0], channel[1], unit_ids[partition_index], unit_bytes[partition_index],
-                                len(unit.group.slices), unit.units)  # fmt: skip
-        task = digest.armed(unit.with_write_token(token).with_progress(reporter))
-        try:
-            with task_threads(unit.cpu_threads):
-                stats = list(call_hook(task.strategy, "execute_group", task=task) or [])
-        finally:
-            reporter.close()
-        digest.check(task, stats)  # what it wrote against what it read: a mismatch fails the group
+        stage, attempt = (context.stageId(), context.taskAttemptId()) if context else (0, 0)
+        stats, rows, began = run_unit(units[partition_index], partition_index, unit_ids[partition_index],
+                                      unit_bytes[partition_index], channel, stage, attempt)  # fmt: skip
         # progress: merged on the driver when this Spark task ends
         finished.add((1, unit_bytes[partition_index], frozenset((unit_ids[partition_index],))))
-        yield partition_index, stats, reporter.rows_read if unit.unit == 0 else 0, began
+        yield partition_index, stats, rows, began
 
     return run
-
-
-@contextmanager
-def task_threads(threads: int) -> Iterator[None]:
-    """While the block runs: Arrow's CPU pool at ``threads`` (at most this machine's cores; 0: as it is) and the
-    GZIP page compression on as many threads (at most 4, at least 1 beside the encoding); then both back, so a
-    reused worker's next task sets its own. Reads decode a file's columns on the pool; the rows are the same."""
-    import pyarrow as pa
-
-    from ..write import gzip_pages
-
-    if threads < 1:
-        yield
-        return
-    arrow_before, compress_before = pa.cpu_count(), gzip_pages.COMPRESS_THREADS
-    pa.set_cpu_count(max(1, min(threads, os.cpu_count() or 1)))
-    gzip_pages.COMPRESS_THREADS = max(1, min(4, threads))
-    try:
-        yield
-    finally:
-        pa.set_cpu_count(arrow_before)
-        gzip_pages.COMPRESS_THREADS = compress_before
 
 
 def run_group_tasks(
@@ -214,7 +180,7 @@ def run_group_tasks(
                 outcome["began"].update({indices[unit]: began for unit, _, _, began in results})
 
     sizes = group_bytes if group_bytes is not None else [task.input_bytes() // max(1, task.units) for task in tasks]
-    progress = JobProgress(context, job_group, f"clustering {tasks[0].instant_time}", sizes)
+    progress = spark_job_progress(context, job_group, f"clustering {tasks[0].instant_time}", sizes)
     runners = [
         threading.Thread(target=work, name=f"collect-{tasks[0].instant_time}-{n}", daemon=True) for n in range(slots)
     ]

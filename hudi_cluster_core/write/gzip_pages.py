@@ -53,7 +53,7 @@ _CMD_CODEC, _CMD_COMPRESSED, _CMD_DATA_PAGE, _CMD_INDEX_PAGE, _CMD_DICT_PAGE, _C
 
 # threads compressing pages beside the encoding thread (0: inline): the cores of the machine, at most 4 (deflate
 # of one column chunk's pages cannot keep more busy; each waits on the encoder for its pages). A Spark task sets
-# it to its share of the cores (run/spark.py: task_threads), at least one
+# it to its share of the cores (run/unit_work.py: task_threads), at least one
 COMPRESS_THREADS = max(1, min(4, (os.cpu_count() or 1)))
 _IN_FLIGHT_PER_THREAD = 2
 
