@@ -131,11 +131,13 @@ def _cluster(
     starting=None,
     pool: LocalPool | None = None,
 ) -> ClusterResult:
-    from .run.spark_settings import session_conf
+    from .run.spark_settings import check_parallelism, session_conf
 
     started = time.monotonic()
-    # a Spark flag that cannot apply fails before anything is written (only a run that executes builds a session)
-    settings = session_conf(spark_master, spark_memory, parallelism, spark_conf) if spark is None else {}
+    # a Spark flag that cannot apply fails before anything is written (only a run that executes builds a session;
+    # a local run builds none, and imports no Spark)
+    check_parallelism(parallelism)
+    settings = session_conf(spark_master, spark_memory, parallelism, spark_conf) if spark is None and pool is None else {}
     if spark is not None and (spark_memory or spark_conf or spark_master):
         raise ConfigError("spark_master, spark_memory and spark_conf apply to a session this call builds; "
                           "it was given one (spark=): set them where that session is built")  # fmt: skip

@@ -16,7 +16,8 @@ the target allows, each with a footer of its own (the rolling writer keeps every
   a sample of the group's rows (the first rows of up to 16 base files) sorted and compressed as the writer does.
   The sample is put in the writer's own order (:data:`RowOrder`, its z-order or Hilbert keys in a curve layout),
   handed in by the driver: a curve order compresses worse than a linear one (~2.5% on two uniform columns, enough
-  for a file more where the linear rows just fit), and the sort engine sits above this layer;
+  for a file more where the linear rows just fit), and the sort engine sits above this layer. A group that is one
+  file in any order (twice its uncompressed bytes fit) takes no sample;
 * files: the fewest that hold the rows' bytes when each is filled as the rolling writer fills it.
 """
 
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 DEFAULT_METADATA_BYTES = 4096
 SAMPLE_ROWS = 20_000  # rows compressed twice to learn what the new order does to the rows' bytes
 SAMPLE_FILES = 16
+# a new row order changes what the rows compress to, but no order makes them take twice their uncompressed bytes
+ORDER_SLACK = 2
 _ARROW_CODECS = {"uncompressed": "none"}  # a file's parquet metadata when no input base file shows it (log-only groups)
 
 RowOrder = Callable[[pa.Table, list[str], str], pa.Array]
@@ -147,8 +150,9 @@ def estimate_slices(footers: FooterStats, slices: Iterable[FileSlice], target: i
     bases = footers.facts(files)
     paths = [path for path, _ in files]
     logs = [log for s in slices for log in s.log_files]
-    per_row = sorted_bytes_per_row(storage, paths, columns, codec, layout, order)
-    return estimate_output(bases, sum(s.log_files_size for s in slices), len(logs), target, bloom, per_row)
+    log_bytes = sum(s.log_files_size for s in slices)
+    per_row = _order_bytes_per_row(storage, bases, paths, log_bytes, target, bloom, columns, codec, layout, order)
+    return estimate_output(bases, log_bytes, len(logs), target, bloom, per_row)
 
 
 def estimate_plan_group(footers: FooterStats, group: PlanGroup, target: int, bloom: BloomSizing,
@@ -164,6 +168,21 @@ def estimate_plan_group(footers: FooterStats, group: PlanGroup, target: int, blo
     paths = [s.base_file for s in group.slices if s.base_file]
     bases = footers.facts([(p, known.get(p)) for p in paths])
     logs = [path for s in group.slices for path in s.log_files if not path.endswith(".cdc")]
-    per_row = sorted_bytes_per_row(storage, paths, columns, codec, layout, order)
     log_bytes = sum(known[p] if p in known else storage.size(p) for p in logs)
+    per_row = _order_bytes_per_row(storage, bases, paths, log_bytes, target, bloom, columns, codec, layout, order)
     return estimate_output(bases, log_bytes, len(logs), target, bloom, per_row)
+
+
+def _order_bytes_per_row(storage: Storage, bases: Sequence[BaseFileFacts], paths: Sequence[str], log_bytes: int,
+                         target: int, bloom: BloomSizing, columns: Sequence[str], codec: str, layout: str,
+                         order: RowOrder | None) -> float | None:  # fmt: skip
+    """:func:`sorted_bytes_per_row`, unless the group is one file in any order: its rows at ``ORDER_SLACK`` times
+    their uncompressed bytes still fit one file (a small table's groups at Hudi's 1 GiB target). Then no sample is
+    read, sorted and compressed (a third of a small table's whole run), and the rows' bytes are the inputs'."""
+    rows = sum(b.rows for b in bases)
+    uncompressed = sum(b.uncompressed_bytes for b in bases)
+    if columns and rows and uncompressed:
+        worst = estimate_output(bases, log_bytes, 0, target, bloom, ORDER_SLACK * uncompressed / rows)
+        if worst.files == 1:
+            return None
+    return sorted_bytes_per_row(storage, paths, columns, codec, layout, order)

@@ -24,6 +24,7 @@ import re
 import sys
 import time
 from multiprocessing import connection as mp_connection
+from multiprocessing import spawn
 from typing import Iterable
 
 from .. import errors
@@ -83,7 +84,25 @@ def _context():
     """The fork server's context; it imports the worker's modules once, as it starts (the first pool's start)."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([_WORKER_MODULE])
+    if spawn.get_preparation_data is not _preparation_data:
+        _ORIGINAL_PREPARATION[0] = spawn.get_preparation_data
+        spawn.get_preparation_data = _preparation_data
     return context
+
+
+_WORKER_NAME = "hudi-cluster-task"
+_ORIGINAL_PREPARATION = [spawn.get_preparation_data]
+
+
+def _preparation_data(name):
+    """multiprocessing's data for a new process, without the main module for our workers: a process started
+    another way than fork runs the caller's ``__main__`` again first, so a script calling ``cluster()`` without
+    an ``if __name__ == "__main__":`` guard would call it again in every worker. A worker needs nothing of it."""
+    data = _ORIGINAL_PREPARATION[0](name)
+    if name == _WORKER_NAME:
+        data.pop("init_main_from_path", None)
+        data.pop("init_main_from_name", None)
+    return data
 
 
 class LocalPool:
@@ -173,7 +192,7 @@ class _Worker:
         from .local_worker import serve
 
         self.connection, theirs = context.Pipe()
-        self.process = context.Process(target=serve, args=(theirs,), name="hudi-cluster-task", daemon=True)
+        self.process = context.Process(target=serve, args=(theirs,), name=_WORKER_NAME, daemon=True)
         self.process.start()
         theirs.close()
 

@@ -63,8 +63,7 @@ def session_conf(
     if master is not None and not MASTER_URL.match(master):
         raise ConfigError(f"--spark-master {master!r}: accepted: local, local[N], local[*], spark://HOST:PORT, yarn, "
                           f"k8s://HOST:PORT")  # fmt: skip
-    if parallelism is not None and parallelism < 1:
-        raise ConfigError(f"--parallelism {parallelism}: accepted: a whole number of 1 or more")
+    check_parallelism(parallelism)
     active = SparkContext._active_spark_context is not None
     if parallelism is not None and not active:
         conf.setdefault("spark.default.parallelism", str(parallelism))
@@ -89,6 +88,11 @@ def session_conf(
             )
         conf["spark.executor.memory"] = memory
     return conf
+
+
+def check_parallelism(parallelism: int | None) -> None:
+    if parallelism is not None and parallelism < 1:
+        raise ConfigError(f"--parallelism {parallelism}: accepted: a whole number of 1 or more")
 
 
 def check_active_conf(active_conf, conf: dict[str, str]) -> None:
