@@ -161,3 +161,22 @@ def test_the_worker_module_imports_no_spark():
                            "hudi_cluster_core.run.local_pool; print('pyspark' in sys.modules)"],
                           capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])  # fmt: skip
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_a_script_without_a_main_guard_runs_once(tmp_path):
+    """A process started by a fork server runs the caller's ``__main__`` again unless told not to: a script that
+    calls ``cluster()`` at its top level would call it again in every worker."""
+    base = orders_table(tmp_path / "t", commits=3)
+    script = tmp_path / "script.py"
+    script.write_text(
+        "from hudi_cluster_core.api import cluster\n"
+        "print('ran', flush=True)\n"
+        f"result = cluster({base!r}, options={{'hoodie.clustering.plan.strategy.sort.columns': 'c_int'}}, "
+        "spark_master='local[2]', engine='local')\n"
+        "print(result.completed_file is not None, flush=True)\n"
+    )  # fmt: skip
+    done = subprocess.run([os.sys.executable, str(script)], env=cli_env(), text=True, capture_output=True,
+                          timeout=600, cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["ran", "True"], done.stdout
+    assert table_problems(base) == []
