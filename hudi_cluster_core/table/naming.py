@@ -47,7 +47,7 @@ def make_base_file_name(file_id: str, write_token: str, instant: str, extension:
     return f"{file_id}_{write_token}_{instant}{extension}"
 
 
-def make_write_token(task_partition_id: int, stage_id: int, task_attempt_id: int) -> str:
+def make_write_token(task_partition_id: int, stage_id: int | str, task_attempt_id: int) -> str:
     return f"{task_partition_id}-{stage_id}-{task_attempt_id}"
 
 

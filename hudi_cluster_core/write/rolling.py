@@ -289,17 +289,17 @@ class RollingWriter:
             self.observe(chunk)
         open_file.writer.write_table(chunk, row_group_size=max(1, chunk.num_rows))  # type: ignore[attr-defined]
         open_file.keys.append(self.context.record_keys(chunk))
-        before = open_file.sink.tell()
         open_file.rows += chunk.num_rows
         open_file.row_groups += 1
         open_file.memory_bytes += chunk.nbytes
         written = open_file.sink.tell()
         if open_file.rows and written > 64:  # a row group is out: measure what a row costs compressed
-            # the costliest rows seen in this file decide: rows compressing worse than the average must still fit
+            # the file's average so far, never below what an earlier row group of this file measured; the last row
+            # group's own bytes per row are not taken: rows that compress worse at a file's end are what
+            # _rows_over catches (the writers' sizes and the plan's counts were measured with this rule)
             average = (written - 4 - self._fixed) / open_file.rows
-            latest = (written - before) / max(1, chunk.num_rows) if open_file.row_groups > 1 else average
             seen = self._compressed_per_row if self._measured and open_file.row_groups > 1 else 0.0
-            self._compressed_per_row = max(1.0, average, latest, seen or 0.0)
+            self._compressed_per_row = max(1.0, average, seen)
             self._measured_rows = open_file.rows
             ratio = (written - 4 - self._fixed) / max(1, open_file.memory_bytes)
             self._compressed_ratio = max(ratio, self._compressed_ratio if open_file.row_groups > 1 else 0.0)

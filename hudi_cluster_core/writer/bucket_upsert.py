@@ -130,13 +130,10 @@ class WriteLogFile(WriteUnit):
         rows = self.rows.set_column(0, "_hoodie_commit_time", pa.array([self.instant] * n, pa.string()))
         rows = rows.set_column(1, "_hoodie_commit_seqno", self.sequence_numbers(n))
         rows = rows.set_column(4, "_hoodie_file_name", pa.array([self.file_id] * n, pa.string()))
-        token = self.write_token()
-        if self.name_instant != self.instant:
-            # a copy is named with the clustering's instant, not this write's: its token carries the writing
-            # instant, or a retry of a write that failed (its copy deleted) would write a file of the same name, which
-            # undoing the failed write (by its markers) then deletes, committed
-            index, _, attempt = token.split("-")
-            token = f"{index}-{self.instant}-{attempt}"
+        # a copy is named with the clustering's instant, not this write's: its token carries the writing instant,
+        # or a retry of a write that failed (its copy deleted) would write a file of the same name, which undoing
+        # the failed write (by its markers) then deletes, committed
+        token = self.write_token(self.instant if self.name_instant != self.instant else None)
         return write_log_file(
             self.storage(), partition=self.partition, file_id=self.file_id,
             writing_instant=self.instant, name_instant=self.name_instant, write_token=token,

@@ -33,7 +33,7 @@ from ..failpoints import failpoint
 from ..table import FileGroupId, HudiTable
 from ..table.archive import load_archived_timeline
 from ..table.ownership import Heartbeat, heartbeat_path, heartbeat_state, timeline_lock
-from ..table.timeline import DATA_WRITE_ACTIONS, Timeline
+from ..table.timeline import DATA_WRITE_ACTIONS, Instant, Timeline
 from ..write.base_file import TEMP_DIR, marked_files
 
 log = logging.getLogger(__name__)
@@ -146,8 +146,7 @@ def _check_no_clean_since(read_at: Timeline, now: Timeline) -> None:
     the timeline means archival ran, which may have taken such a clean too). Under the timeline lock, under
     which a clean is planned: a later clean sees this instant pending."""
     cleans = sorted(i.time for i in now.instants if i.action == "clean" and read_at.get(i.time) is None)
-    current = {i.time for i in now.instants}
-    archived = sorted(i.time for i in read_at.instants if i.is_completed and i.time not in current)
+    archived = [i.time for i in _gone_since(read_at, now) if i.is_completed]
     if cleans or archived:
         why = f"clean(s) {', '.join(cleans)} began" if cleans else f"instant(s) {', '.join(archived[:3])} were archived"
         raise TimelineChanged(f"{why} after this write read the table: files it looked its keys up in may be gone")
@@ -204,8 +203,7 @@ def _check_nothing_archived_since(table: HudiTable, read_at: Timeline, instant: 
     of it). And nothing archived before the read is that new: it was older than every instant then pending, and
     than the latest commits archival keeps. The rule can refuse needlessly (an instant pending on ``read_at``
     that completed before this write began, archived since): the write is then read and done again."""
-    active = {i.time for i in table.timeline.instants}
-    if read_at.instants and all(i.time in active for i in read_at.instants):
+    if read_at.instants and not _gone_since(read_at, table.timeline):
         # archival takes the oldest instants first: with every instant read still active, none newer was archived
         # (and the archive, whole archive files on v6, is not read at every commit)
         return
@@ -216,6 +214,12 @@ def _check_nothing_archived_since(table: HudiTable, read_at: Timeline, instant: 
     if late:
         raise TimelineChanged(f"write {instant} not committed: instant(s) {', '.join(late[:3])} were archived while "
                               "it ran: a clustering among them may have replaced file groups it wrote to")  # fmt: skip
+
+
+def _gone_since(read_at: Timeline, now: Timeline) -> list[Instant]:
+    """The instants of ``read_at`` no longer on ``now``, oldest first: archived (a completed one), or rolled back."""
+    current = {i.time for i in now.instants}
+    return sorted((i for i in read_at.instants if i.time not in current), key=lambda i: i.time)
 
 
 def _check_file_groups_unchanged(table: HudiTable, instant: str, stats: Mapping[str, Sequence[dict]]) -> None:

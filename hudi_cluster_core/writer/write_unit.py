@@ -34,16 +34,17 @@ class WriteUnit:
     def sequence_numbers(self, rows: int) -> pa.Array:
         return sequence_numbers(self.instant, self.index, rows)
 
-    def write_token(self) -> str:
-        """The write token of the unit's file: the Spark task's stage and attempt when it runs as one."""
+    def write_token(self, writing_instant: str | None = None) -> str:
+        """The write token of the unit's file: the Spark task's stage and attempt when it runs as one.
+        ``writing_instant`` takes the stage's place: a file named with another instant than the one writing it
+        carries the writer's (``bucket_upsert``'s copies)."""
         try:
             from pyspark import TaskContext
         except ImportError:  # pragma: no cover - pyspark is a dependency; this keeps the unit usable without it
             TaskContext = None  # type: ignore[assignment,misc]
         context = TaskContext.get() if TaskContext is not None else None
-        if context is None:
-            return make_write_token(self.index, 0, self.index)
-        return make_write_token(self.index, context.stageId(), context.taskAttemptId())
+        stage, attempt = (context.stageId(), context.taskAttemptId()) if context is not None else (0, self.index)
+        return make_write_token(self.index, writing_instant or stage, attempt)
 
 
 def lock_and_heartbeat(raw: Mapping[str, str]) -> tuple[int, tuple[int, int]]:
