@@ -180,3 +180,34 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["ran", "True"], done.stdout
     assert table_problems(base) == []
+
+
+def test_ctrl_c_while_the_fork_server_imports_gives_one_line_and_no_traceback(tmp_path):
+    """A terminal's Ctrl-C reaches the whole process group: the fork server, started first, is importing pyarrow
+    and pandas for a good part of a second; it must not print a traceback of its own."""
+    base = orders_table(tmp_path / "t", commits=3)
+    run = subprocess.Popen(cli_command(base, "--engine", "local", "--spark-master", "local[2]"), env=cli_env(),
+                           text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    try:
+        wait_for(lambda: any(b"forkserver" in _cmdline(pid) for pid in _descendants(run.pid)), timeout=60,
+                 what="the fork server")  # fmt: skip
+        os.killpg(run.pid, signal.SIGINT)
+        _, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    assert run.returncode in (0, 130), err[-3000:]
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
+    if run.returncode:
+        lines = [line for line in err.splitlines() if line.startswith("hudi-cluster:")]
+        assert len(lines) == 1 and "interrupted" in lines[0], err[-3000:]
+    assert table_problems(base) == []
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return cmdline.read()
+    except OSError:
+        return b""

@@ -1,5 +1,5 @@
-"""Ctrl-C and SIGTERM at any moment of a real run, sent to the whole process group (the JVM too) as a terminal
-or a container runtime does, two runs at once on 2 cores: one line, exit 130 (143 for SIGTERM is also
+"""Ctrl-C and SIGTERM at any moment of a real run, sent to the whole process group (the JVM or the local pool's task
+processes too) as a terminal or a container runtime does, two runs at once on 2 cores: one line, exit 130 (143 for SIGTERM is also
 accepted), no traceback, nothing pending. A second signal lands in the rollback of the first in a third of the
 cases; the rollback still finishes. The moments are drawn from a seed that a failure prints."""
 
@@ -18,7 +18,9 @@ from tests.support.runs import cli_command, cli_env, table_problems
 
 CASES = int(os.environ.get("HUDI_SIGNAL_CASES", "4"))
 SEED = int(os.environ.get("HUDI_SIGNAL_SEED", str(random.SystemRandom().randrange(1 << 30))))
-LATEST = 30.0  # seconds: a run of this table takes 15-30 s on 2 busy cores, so the moments span all its phases
+# seconds: a run of this table takes 15-30 s on 2 busy cores on Spark and 3-6 s in the local pool (no JVM), so the
+# moments span all its phases; rounds alternate the two engines
+LATEST = {"spark": 30.0, "local": 6.0}
 
 
 def _deliver(process: subprocess.Popen, moments: list[tuple[float, signal.Signals]], started: float) -> list[str]:
@@ -35,17 +37,18 @@ def _deliver(process: subprocess.Popen, moments: list[tuple[float, signal.Signal
 @pytest.mark.parametrize("round_", range(max(1, CASES // 2)))
 def test_signals_at_random_moments_give_one_line_and_leave_nothing_pending(hudi_tables, round_):
     rng = random.Random(SEED * 1000 + round_)
+    engine = ("local", "spark")[round_ % 2]
     bases = [hudi_tables.copy("cow_v9_mdt", f"signal-{round_}-{n}") for n in range(2)]
     plans = []
     for _ in bases:
-        first = rng.uniform(0.5, LATEST)
+        first = rng.uniform(0.5, LATEST[engine])
         how = rng.choice([signal.SIGINT, signal.SIGTERM])
         moments = [(first, how)]
         if rng.random() < 1 / 3:
             moments.append((first + rng.uniform(0.1, 1.5), rng.choice([signal.SIGINT, signal.SIGTERM])))
         plans.append(moments)
     started = time.monotonic()
-    runs = [subprocess.Popen(cli_command(base), env=cli_env(), text=True, stdout=subprocess.PIPE,
+    runs = [subprocess.Popen(cli_command(base, "--engine", engine), env=cli_env(), text=True, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, start_new_session=True) for base in bases]  # fmt: skip
     sent: list[list[str]] = [[], []]
     senders = [threading.Thread(target=lambda i=i: sent[i].extend(_deliver(runs[i], plans[i], started)))
@@ -56,7 +59,7 @@ def test_signals_at_random_moments_give_one_line_and_leave_nothing_pending(hudi_
     for sender in senders:
         sender.join()
     for base, run, (_, err), signals in zip(bases, runs, outputs, sent):
-        where = f"seed {SEED} round {round_}: signals {signals or 'none (the run had finished)'}; stderr:\n{err[-3000:]}"
+        where = f"seed {SEED} round {round_} ({engine}): signals {signals or 'none (the run had finished)'}; stderr:\n{err[-3000:]}"
         if not signals:
             assert run.returncode == 0, where
             continue

@@ -21,6 +21,7 @@ import multiprocessing
 import os
 import pickle
 import re
+import signal
 import sys
 import time
 from multiprocessing import connection as mp_connection
@@ -116,10 +117,19 @@ class LocalPool:
 
     def begin(self) -> LocalPool:
         started = time.monotonic()
-        from multiprocessing import forkserver
+        from multiprocessing import forkserver, resource_tracker
 
         _context()
-        forkserver.ensure_running()  # a process of its own: it imports the worker's modules meanwhile
+        # the server starts with Ctrl-C blocked (a mask survives exec): a terminal's Ctrl-C reaches the whole
+        # process group, and in the middle of the server's imports it would print a traceback; the driver acts on
+        # it (this thread's mask only: another thread, or this one after, takes it). multiprocessing's resource
+        # tracker first: it starts with the same signals blocked, and unblocks them in this thread after
+        resource_tracker.ensure_running()
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            forkserver.ensure_running()  # a process of its own: it imports the worker's modules meanwhile
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         self.started_s = time.monotonic() - started
         return self
 
