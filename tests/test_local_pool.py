@@ -175,8 +175,8 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path):
         "spark_master='local[2]', engine='local')\n"
         "print(result.completed_file is not None, flush=True)\n"
     )  # fmt: skip
-    done = subprocess.run([os.sys.executable, str(script)], env=cli_env(), text=True, capture_output=True,
-                          timeout=600, cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+    done = subprocess.run([os.sys.executable, str(script)], env=_with_this_code(cli_env()), text=True,
+                          capture_output=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["ran", "True"], done.stdout
     assert table_problems(base) == []
@@ -211,3 +211,55 @@ def _cmdline(pid: int) -> bytes:
             return cmdline.read()
     except OSError:
         return b""
+
+
+def _with_this_code(env: dict[str, str]) -> dict[str, str]:
+    """A script's own folder comes first on its path: this checkout's code must come before any other install."""
+    return {**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+
+
+INLINE_STRATEGY = """
+import sys, types
+import pyarrow.compute as pc
+from hudi_cluster_core.api import cluster
+from hudi_cluster_core.plugins import StrategyRegistry
+from hudi_cluster_core.sdk import ExecutionStrategy, SortAndSizeParams, hookimpl
+
+
+class InlineExecution(ExecutionStrategy):
+    name, kind, params_model = "inline-sort", "execution", SortAndSizeParams
+    java_class_names = ("example.InlineExecution",)
+    summary = "Each group into its planned files, sorted by sort.columns."
+
+    @hookimpl
+    def execute_group(self, task):
+        rows = task.read_arrow()
+        columns = task.params.columns if task.params else []
+        rows = rows.take(pc.sort_indices(rows, sort_keys=[(c, "ascending", "at_start") for c in columns]))
+        return task.write(rows, task.num_output_file_groups)
+
+
+if __name__ == "__main__":
+    plugin = types.ModuleType("inline_plugin")
+    plugin.hudi_cluster_strategies = hookimpl(lambda: [InlineExecution()])
+    options = {"hoodie.clustering.plan.strategy.sort.columns": "c_int",
+               "hoodie.clustering.execution.strategy.class": "inline-sort"}
+    result = cluster(sys.argv[1], options=options, spark_master="local[2]", engine="local",
+                     registry=StrategyRegistry(extra_plugins=(plugin,)))
+    print(result.completed_file is not None, result.rows_written)
+"""
+
+
+def test_a_strategy_defined_in_the_callers_script_runs_in_the_local_pool(tmp_path):
+    """Spark ships a class of ``__main__`` by value (cloudpickle); so must the pool, whose workers run no
+    ``__main__`` of the caller's."""
+    base = orders_table(tmp_path / "t", commits=3)
+    before = _rows(base)
+    script = tmp_path / "inline.py"
+    script.write_text(INLINE_STRATEGY)
+    done = subprocess.run([os.sys.executable, str(script), base], env=_with_this_code(cli_env()), text=True,
+                          capture_output=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["True", "90"], done.stdout
+    assert _rows(base) == before
+    assert table_problems(base) == []

@@ -207,7 +207,14 @@ class _Worker:
         theirs.close()
 
     def send(self, work: tuple) -> None:
-        self.connection.send_bytes(pickle.dumps(work, protocol=pickle.HIGHEST_PROTOCOL))
+        data = pickle.dumps(work, protocol=pickle.HIGHEST_PROTOCOL)
+        if b"__main__" in data:
+            # a strategy (or its params) defined in the caller's script: pickle names its class, which a worker
+            # cannot import (it runs no __main__); Spark's cloudpickle ships such classes by value, as Spark does
+            from pyspark import cloudpickle
+
+            data = cloudpickle.dumps(work, protocol=pickle.HIGHEST_PROTOCOL)
+        self.connection.send_bytes(data)
 
     def receive(self) -> tuple:
         try:

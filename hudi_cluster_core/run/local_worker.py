@@ -48,12 +48,12 @@ def serve(connection) -> None:
             return
         if not message:
             return
-        index, unit, unit_id, unit_bytes, channel, attempt, environment = pickle.loads(message)
-        for key in [k for k in os.environ if k.startswith(ENV_PREFIX) and k not in environment]:
-            del os.environ[key]
-        os.environ.update(environment)
         reply: tuple
         try:
+            index, unit, unit_id, unit_bytes, channel, attempt, environment = pickle.loads(message)
+            for key in [k for k in os.environ if k.startswith(ENV_PREFIX) and k not in environment]:
+                del os.environ[key]
+            os.environ.update(environment)
             stats, rows, began = run_unit(unit, index, unit_id, unit_bytes, channel, 0, attempt)
             reply = ("ok", stats, rows, began)
         except BaseException as exc:  # noqa: BLE001 - said to the driver, which fails the run
