@@ -5,7 +5,7 @@ master the JVM that schedules them costs about 1.7 CPU s and 2 s of wall time pe
 24): more than the work itself on a small table. A run that would build a local Spark session of its own runs
 its tasks here instead (:func:`local_cores` says when): the same unit of work (``unit_work.run_unit``: write
 tokens, progress, the rewrite check), in worker processes forked from a server that imported the task's modules
-once (multiprocessing's fork server; run/local_worker.py), as Spark's worker daemon does.
+once (multiprocessing's fork server: run/fork_server.py, run/local_worker.py), as Spark's worker daemon does.
 
 What a local Spark master does, kept:
 * up to ``parallelism`` groups at once, largest first, and every free core takes the next waiting unit;
@@ -36,7 +36,7 @@ from .task import GroupTask
 ENGINES = ("auto", "local", "spark")
 ENGINE_ENV = "HUDI_CLUSTER_ENGINE"
 _LOCAL_MASTER = re.compile(r"local(?:\[(\*|[1-9][0-9]*)\])?")
-_WORKER_MODULE = "hudi_cluster_core.run.local_worker"
+_SERVER_MODULE = "hudi_cluster_core.run.fork_server"
 _STOP_S = 10.0
 
 
@@ -84,7 +84,7 @@ def _spark_running() -> bool:
 def _context():
     """The fork server's context; it imports the worker's modules once, as it starts (the first pool's start)."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([_WORKER_MODULE])
+    context.set_forkserver_preload([_SERVER_MODULE])
     if spawn.get_preparation_data is not _preparation_data:
         _ORIGINAL_PREPARATION[0] = spawn.get_preparation_data
         spawn.get_preparation_data = _preparation_data
@@ -197,12 +197,17 @@ class LocalPool:
         return [results[i][0] for i in range(len(tasks))]
 
 
+def _serve(connection) -> None:
+    """A worker's function (pickled by name): the worker module is the fork server's, never imported here."""
+    from .local_worker import serve
+
+    serve(connection)
+
+
 class _Worker:
     def __init__(self, context):
-        from .local_worker import serve
-
         self.connection, theirs = context.Pipe()
-        self.process = context.Process(target=serve, args=(theirs,), name=_WORKER_NAME, daemon=True)
+        self.process = context.Process(target=_serve, args=(theirs,), name=_WORKER_NAME, daemon=True)
         self.process.start()
         theirs.close()
 
