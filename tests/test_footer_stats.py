@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_cluster_core.api import cluster
-from hudi_cluster_core.io.storage import Storage, requests
+from hudi_cluster_core.io.storage import PARALLEL_REQUESTS, Storage, requests
 from hudi_cluster_core.plan import footer_stats
 from hudi_cluster_core.table import FileSlice, load_table
 from hudi_cluster_core.table.naming import BaseFile
@@ -79,7 +79,14 @@ def test_footers_are_read_only_for_a_strategy_that_asks_and_then_concurrently(tm
     ranged.paths.clear()
 
     # with sort columns the result predicts files per query from the footers of the plan's partitions: read once
-    # each (the estimate's among them), concurrently
+    # each (the estimate's among them); on local files one after another, in the calling thread
+    result = cluster(base, "schedule", OPTIONS, dry_run=True)
+    assert result.files_per_query and sum(threads.values()) == eligible, threads
+    assert not [name for name in threads if name.startswith("storage")], threads
+    threads.clear()
+    ranged.paths.clear()
+    # concurrently where a request is a round trip waited for (an object store's rule, on this same store)
+    monkeypatch.setattr(Storage, "request_threads", property(lambda storage: PARALLEL_REQUESTS))
     result = cluster(base, "schedule", OPTIONS, dry_run=True)
     assert result.files_per_query and sum(threads.values()) == eligible, threads
     assert len([name for name in threads if name.startswith("storage")]) >= 2, threads

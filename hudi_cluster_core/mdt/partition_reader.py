@@ -99,6 +99,6 @@ def read_partition(storage: Storage, partition: str, wanted: Callable[[str], boo
 
 
 def _read_all(storage: Storage, paths: list[str]) -> list[bytes]:
-    """The bytes of ``paths`` (one file group's base and log files), read at once: on an object store each is a
-    round trip, and a file group's log files are many until the MDT compacts them."""
-    return in_parallel(storage.read_bytes, paths)
+    """The bytes of ``paths`` (one file group's base and log files), read at once on an object store (each is a
+    round trip, and a file group's log files are many until the MDT compacts them); one by one on local files."""
+    return in_parallel(storage.read_bytes, paths, storage.request_threads)

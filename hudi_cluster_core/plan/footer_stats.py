@@ -4,8 +4,9 @@ curve groupers need) and the sizes the output estimate works from (plan/estimate
 Footers are read only when a strategy asks (``context.slice_stats``) or a plan's output is estimated: size-based
 plans read none until their groups are estimated, the sizes come from the listing. The first slice a strategy
 asks about has every slice it may ask about next (those offered to its hook, :meth:`FooterStats.expect`) read
-with it, concurrently, on a pool of threads: a footer is a request or two to an object store, waited for, so
-reading them one after another would cost a round trip each. Each footer is read at most once per table object
+with it, concurrently on an object store, on a pool of threads: a footer is a request or two, waited for, so
+reading them one after another would cost a round trip each (on local files, one after another:
+``Storage.request_threads``). Each footer is read at most once per table object
 (:func:`footer_stats_provider`): the strategy's statistics, the schedule's estimate, a dry run's prediction and
 the files-per-query figures all read what the first of them read, in one ranged read of the file's end where the
 listing gave its size (opening the file would ask the store for its size first: a second round trip per footer).
@@ -275,7 +276,7 @@ class FooterStats:
             path, size = file
             return read_file_footer(self.storage, path, self.storage.size(path) if size is None else size, self.reads)
 
-        self._read.update(zip((path for path, _ in batch), in_parallel(read, batch, self.threads)))
+        self._read.update(zip((path for path, _ in batch), in_parallel(read, batch, min(self.threads, self.storage.request_threads))))
 
 
 _PROVIDERS: weakref.WeakKeyDictionary[Storage, FooterStats] = weakref.WeakKeyDictionary()
