@@ -215,7 +215,7 @@ class _Worker:
         data = pickle.dumps(work, protocol=pickle.HIGHEST_PROTOCOL)
         if b"__main__" in data:
             # a strategy (or its params) defined in the caller's script: pickle names its class, which a worker
-            # cannot import (it runs no __main__); Spark's cloudpickle ships such classes by value, as Spark does
+            # cannot import (it runs no __main__); cloudpickle (pyspark's) ships it by value, as a Spark task gets it
             from pyspark import cloudpickle
 
             data = cloudpickle.dumps(work, protocol=pickle.HIGHEST_PROTOCOL)
