@@ -210,16 +210,16 @@ def _cmd_run(args) -> int:
     mode = run_mode(args.mode, args.schedule)
     starting = None
     if mode in ("execute", "scheduleAndExecute") and not args.dry_run:
-        from .run.local_pool import LocalPool, local_cores
+        from .run.local_pool import local_cores
         from .run.session_start import start_in_background
 
         try:
-            cores = local_cores(args.engine, args.spark_master, args.spark_memory, args.spark_conf)
+            local = local_cores(args.engine, args.spark_master, args.spark_memory, args.spark_conf) is not None
         except ConfigError:  # said by the run, in its usual order
-            cores = None
-        if cores is not None:  # a local run: the tasks' fork server imports their modules meanwhile
-            LocalPool(cores).begin()
-        else:  # the JVM starts while the run's modules are imported, the table is checked and the plan is made
+            local = False
+        # the JVM starts while the run's modules are imported, the table is checked and the plan is made; a local
+        # run's process server starts once the table has passed its checks (cluster(), spark_in_background)
+        if not local:
             starting = start_in_background(args.spark_master, args.spark_memory, args.parallelism, args.spark_conf)
     try:
         return _run_once(args, mode)

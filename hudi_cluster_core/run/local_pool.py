@@ -24,6 +24,7 @@ import re
 import signal
 import sys
 import time
+import warnings
 from multiprocessing import connection as mp_connection
 from multiprocessing import spawn
 from typing import Iterable
@@ -124,12 +125,16 @@ class LocalPool:
         # process group, and in the middle of the server's imports it would print a traceback; the driver acts on
         # it (this thread's mask only: another thread, or this one after, takes it). multiprocessing's resource
         # tracker first: it starts with the same signals blocked, and unblocks them in this thread after
-        resource_tracker.ensure_running()
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            forkserver.ensure_running()  # a process of its own: it imports the worker's modules meanwhile
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        with warnings.catch_warnings():
+            # the tracker is multiprocessing's, for shared memory and semaphores, which the pool never makes: a
+            # tracker that could not start (a Python this user may not run again) is not the run's to report
+            warnings.simplefilter("ignore")
+            resource_tracker.ensure_running()
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                forkserver.ensure_running()  # a process of its own: it imports the worker's modules meanwhile
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         self.started_s = time.monotonic() - started
         return self
 
