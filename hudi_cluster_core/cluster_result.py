@@ -133,12 +133,12 @@ def executed_result(table, plan, config, registry, spark, parallelism, heartbeat
     """Runs ``plan`` (``run.execute``) and says what it did: the figures of written files and rows are the committed write stats'.
     ``timing``: when the run started and finished planning (``time.monotonic()``), and the session's start (s)."""
     from .run.execute import execute_plan
-    from .run.local_pool import LocalPool
+    from .run.spark import engine_of
 
     predicted = _figures(_predicted_files_per_query, table, plan, config.layout_optimize_strategy)
     removed = FileSizes.of(input_file_sizes(table, plan))  # before the commit marks them replaced
     considered = len(table.view().latest_file_slices())
-    slots = parallelism or (spark.cores if isinstance(spark, LocalPool) else int(spark.sparkContext.defaultParallelism))
+    slots = parallelism or engine_of(spark).cores
     phases: dict[str, float] = {}
     name, outcomes = execute_plan(table, plan, config, registry, spark, parallelism=max(1, slots), heartbeat=heartbeat,
                                   phases=phases)  # fmt: skip

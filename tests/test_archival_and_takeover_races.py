@@ -28,7 +28,7 @@ import pytest
 from hudi_cluster_core import javaprops
 from hudi_cluster_core.api import cluster
 from hudi_cluster_core.io.storage import Storage
-from hudi_cluster_core.run import execute as core_execute
+from hudi_cluster_core.run import spark as core_spark
 from hudi_cluster_core.run import rollback as core_rollback
 from hudi_cluster_core.run.recovery import Ownership, claim, recover
 from hudi_cluster_core.table import State, load_table
@@ -80,7 +80,7 @@ def _holding(table, partition: str, keys: list, after_clustering: str | None = N
 
 
 def test_a_log_write_under_which_a_clustering_completed_and_was_archived_commits_nothing(tmp_path, monkeypatch):
-    monkeypatch.setattr(core_execute, "run_group_tasks", run_group_tasks_in_process)  # the clustering's Spark job
+    monkeypatch.setattr(core_spark, "run_group_tasks", run_group_tasks_in_process)  # the clustering's Spark job
     base = str(tmp_path / "t")
     for start in (0, 4, 8):
         append(base, _rows(start), **ARGS)

@@ -27,9 +27,8 @@ from ..mdt.partitions import disabled_by_config
 from ..sort import out_of_core
 from ..sort.curves import curve_sort_indices
 from .commit import commit_clustering
-from .local_pool import LocalPool
 from .rollback import pending_rollback_of, rollback_clustering
-from .spark import run_group_tasks
+from .spark import engine_of
 from .task import GroupTask
 
 log = logging.getLogger(__name__)
@@ -161,14 +160,13 @@ def execute_plan(
     heartbeat: Heartbeat | None = None, phases: dict[str, float] | None = None,
 ) -> tuple[str, list[GroupOutcome]]:
     """Run every group of ``plan`` and commit; returns the completed file name and per-group outcomes. The
-    groups' tasks run on ``spark``: a SparkSession, or a local run's :class:`~.local_pool.LocalPool`.
+    groups' tasks run on ``spark``: a SparkSession, or a local run's :class:`~.local_pool.LocalPool` (``unit_work.Engine``).
     ``phases``, when given, gets the seconds the Spark job (``spark``), its first task's start (``first_task``), the
     commit (``commit``) and the metadata table's part of it (``metadata_table``) took.
 
     The caller owns the instant (``heartbeat``); a failure propagates and the caller rolls back."""
-    local = isinstance(spark, LocalPool)
-    pyspark_memory = None if local or spark is None else spark.sparkContext.getConf().get("spark.executor.pyspark.memory")
-    budget = out_of_core.memory_budget({k: str(v) for k, v in config.raw.items()}, pyspark_memory)
+    engine = engine_of(spark)
+    budget = out_of_core.memory_budget({k: str(v) for k, v in config.raw.items()}, engine.python_memory)
     tasks = build_tasks(table, plan, config, registry, memory_budget=budget)
     wait_ms = config.writer.lock_wait_time_ms
     with timeline_lock(table.storage, wait_ms):
@@ -191,8 +189,7 @@ def execute_plan(
     failpoint("after-inflight")
     input_bytes = [_input_bytes(plan, task) for task in tasks]
 
-    cores = spark.cores if local else int(spark.sparkContext.defaultParallelism)
-    units = split_groups(tasks, input_bytes, cores=cores, read_parallelism=config.group_read_parallelism)
+    units = split_groups(tasks, input_bytes, cores=engine.cores, read_parallelism=config.group_read_parallelism)
     if len(units) > len(tasks):
         log.info("clustering %s: %d group(s) in %d task(s) (large groups split by sort-key range)",
                  plan.instant_time, len(tasks), len(units))  # fmt: skip
@@ -202,10 +199,7 @@ def execute_plan(
     task_starts: list[float] = []
     started, submitted = time.monotonic(), time.time()
     slots = min(parallelism, config.max_parallelism)
-    if local:
-        unit_results = spark.run_units(units, slots, unit_bytes, unit_rows, task_starts=task_starts)
-    else:
-        unit_results = run_group_tasks(spark, units, slots, unit_bytes, unit_rows, task_starts=task_starts)
+    unit_results = engine.run_units(units, slots, unit_bytes, unit_rows, task_starts=task_starts)
     spark_s = time.monotonic() - started
     rows_read = {task.group.index: 0 for task in tasks}
     for unit, rows in zip(units, unit_rows):

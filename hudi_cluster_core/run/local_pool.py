@@ -27,12 +27,14 @@ import time
 import warnings
 from multiprocessing import connection as mp_connection
 from multiprocessing import spawn
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from .. import errors
 from ..errors import ConfigError, RunFailed
 from .progress import JobProgress, Tally
-from .task import GroupTask
+
+if TYPE_CHECKING:  # the tasks' modules are imported by the run, after the CLI has started the server (begin())
+    from .task import GroupTask
 
 ENGINES = ("auto", "local", "spark")
 ENGINE_ENV = "HUDI_CLUSTER_ENGINE"
@@ -114,10 +116,9 @@ class LocalPool:
 
     def __init__(self, cores: int):
         self.cores = max(1, cores)
-        self.started_s = 0.0  # how long begin() took
+        self.python_memory = None  # Spark's Python worker memory setting: none here
 
     def begin(self) -> LocalPool:
-        started = time.monotonic()
         from multiprocessing import forkserver, resource_tracker
 
         _context()
@@ -135,23 +136,18 @@ class LocalPool:
                 forkserver.ensure_running()  # a process of its own: it imports the worker's modules meanwhile
             finally:
                 signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        self.started_s = time.monotonic() - started
         return self
 
     def run_units(self, tasks: list[GroupTask], parallelism: int, group_bytes: list[int] | None = None,
                   rows_read: list[int] | None = None, task_starts: list[float] | None = None) -> list[list[dict]]:  # fmt: skip
-        """``run.spark.run_group_tasks``, on this machine's processes: every unit's write stats, in task order;
-        raises if any unit fails (its error's type kept for our own errors, else one line)."""
+        """``unit_work.Engine.run_units`` on this machine's processes: a failed unit's error keeps its type for our
+        own errors, else it is one line."""
         if not tasks:
             return []
-        by_group: dict[int, list[int]] = {}
-        for index, task in enumerate(tasks):
-            by_group.setdefault(task.group.index, []).append(index)
-        for indices in by_group.values():
-            indices.sort(key=lambda i: tasks[i].unit)
-        jobs = sorted(by_group.values(), key=lambda ix: (-tasks[ix[0]].group.num_output_file_groups, -len(ix)))
+        from .unit_work import jobs_in_order
+
+        jobs, sizes = jobs_in_order(tasks, group_bytes)
         order = [(index, position) for job in jobs for position, index in enumerate(job)]
-        sizes = group_bytes if group_bytes is not None else [t.input_bytes() // max(1, t.units) for t in tasks]
         slots = max(1, min(parallelism, len(jobs)))
         workers: list[_Worker] = []
         busy: dict[_Worker, int] = {}

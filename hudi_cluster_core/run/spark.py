@@ -21,7 +21,7 @@ from . import jvm_archive
 from .progress import spark_job_progress
 from .spark_settings import check_active_conf, executor_environment_problem
 from .task import GroupTask
-from .unit_work import run_unit
+from .unit_work import jobs_in_order, run_unit
 
 log = logging.getLogger(__name__)
 LOG4J = Path(__file__).resolve().parent / "log4j2.properties"  # our console log for Spark (run/log4j2.properties)
@@ -146,13 +146,7 @@ def run_group_tasks(
         return []
     context = spark.sparkContext
     job_group = f"hudi-cluster-{tasks[0].instant_time}-{time.monotonic_ns()}"
-    by_group: dict[int, list[int]] = {}
-    for index, task in enumerate(tasks):
-        by_group.setdefault(task.group.index, []).append(index)
-    for indices in by_group.values():
-        indices.sort(key=lambda i: tasks[i].unit)
-    # largest first (planned output files, then units), so the slots finish at about the same time
-    jobs = sorted(by_group.values(), key=lambda ix: (-tasks[ix[0]].group.num_output_file_groups, -len(ix)))
+    jobs, sizes = jobs_in_order(tasks, group_bytes)
     slots = max(1, min(parallelism, len(jobs)))
     outcome: dict[str, Any] = {"results": {}, "rows": {}, "began": {}}
     pending = list(reversed(jobs))
@@ -179,7 +173,6 @@ def run_group_tasks(
                 outcome["rows"].update({indices[unit]: rows for unit, _, rows, _ in results})
                 outcome["began"].update({indices[unit]: began for unit, _, _, began in results})
 
-    sizes = group_bytes if group_bytes is not None else [task.input_bytes() // max(1, task.units) for task in tasks]
     progress = spark_job_progress(context, job_group, f"clustering {tasks[0].instant_time}", sizes)
     runners = [
         threading.Thread(target=work, name=f"collect-{tasks[0].instant_time}-{n}", daemon=True) for n in range(slots)
@@ -215,6 +208,30 @@ def run_group_tasks(
     if task_starts is not None:
         task_starts.extend(outcome["began"][i] for i in range(len(tasks)))
     return [by_index[i] for i in range(len(tasks))]
+
+
+class SparkEngine:
+    """A Spark session as the engine a clustering's units run on (``unit_work.Engine``): a Spark job per group."""
+
+    def __init__(self, spark):
+        self.spark = spark
+
+    @property
+    def cores(self) -> int:
+        return int(self.spark.sparkContext.defaultParallelism)
+
+    @property
+    def python_memory(self) -> str | None:
+        return None if self.spark is None else self.spark.sparkContext.getConf().get("spark.executor.pyspark.memory")
+
+    def run_units(self, tasks: list[GroupTask], parallelism: int, group_bytes: list[int] | None = None,
+                  rows_read: list[int] | None = None, task_starts: list[float] | None = None) -> list[list[dict]]:  # fmt: skip
+        return run_group_tasks(self.spark, tasks, parallelism, group_bytes, rows_read, task_starts)
+
+
+def engine_of(spark):
+    """``spark`` as a ``unit_work.Engine``: a local run's pool as it is, a Spark session (or None) adapted."""
+    return spark if hasattr(spark, "run_units") else SparkEngine(spark)
 
 
 def _cancel_and_wait(context, job_group: str, timeout_s: float = 60.0) -> None:

@@ -10,12 +10,42 @@ from __future__ import annotations
 import os
 import time
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterator, Protocol
 
 from ..plugins import call_hook
 from . import digest
 from .progress_channel import UnitReporter
 from .task import GroupTask
+
+
+class Engine(Protocol):
+    """What runs a clustering's units: a local run's pool (run/local_pool.py) or a Spark session
+    (``run.spark.SparkEngine``). ``run_units`` returns each unit's write stats, in task order, and raises if any
+    unit fails; ``rows_read`` and ``task_starts``, when given, get each unit's rows read and start time."""
+
+    @property
+    def cores(self) -> int: ...
+
+    @property
+    def python_memory(self) -> str | None:  # Spark's ``spark.executor.pyspark.memory``, where it applies
+        ...
+
+    def run_units(self, tasks: list[GroupTask], parallelism: int, group_bytes: list[int] | None = None,
+                  rows_read: list[int] | None = None, task_starts: list[float] | None = None) -> list[list[dict]]: ...
+
+
+def jobs_in_order(tasks: list[GroupTask], group_bytes: list[int] | None) -> tuple[list[list[int]], list[int]]:
+    """The units of ``tasks`` as jobs, one per group (its units' indices, in range order), largest first (planned
+    output files, then units), so the slots finish at about the same time; and each unit's input bytes, which
+    weigh the progress report (``group_bytes`` when given, else measured: a group's bytes shared by its units)."""
+    by_group: dict[int, list[int]] = {}
+    for index, task in enumerate(tasks):
+        by_group.setdefault(task.group.index, []).append(index)
+    for indices in by_group.values():
+        indices.sort(key=lambda i: tasks[i].unit)
+    jobs = sorted(by_group.values(), key=lambda ix: (-tasks[ix[0]].group.num_output_file_groups, -len(ix)))
+    sizes = group_bytes if group_bytes is not None else [task.input_bytes() // max(1, task.units) for task in tasks]
+    return jobs, sizes
 
 
 def run_unit(unit: GroupTask, index: int, unit_id: int, unit_bytes: int, channel, stage: int,

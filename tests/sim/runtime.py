@@ -24,7 +24,7 @@ from hudi_cluster_core.io import storage as core_storage
 from hudi_cluster_core.mdt import column_stats
 from hudi_cluster_core.plugins import call_hook
 from hudi_cluster_core.run import digest
-from hudi_cluster_core.run import execute as core_execute
+from hudi_cluster_core.run import spark as core_spark
 from hudi_cluster_core.run.slice_reader import SliceReader
 from hudi_cluster_core.table import lock_provider, ownership, timeline
 
@@ -34,7 +34,7 @@ from .log_merge import slice_reader_on
 
 def run_group_tasks_in_process(spark, tasks, parallelism, group_bytes=None, rows_read=None,
                                task_starts=None) -> list[list[dict]]:
-    """The Spark job of a clustering, in this thread: what each Spark task runs (``run.spark._run_units``), one
+    """The Spark job of a clustering, in this thread: what each Spark task runs (``run.spark._run_units``; patched in for ``run.spark.run_group_tasks``), one
     unit after the other, with the same write tokens, the same rewrite check and the same failures."""
     results = []
     for index, unit in enumerate(tasks):
@@ -152,7 +152,7 @@ def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterato
     registry.register(store.SCHEME, "tests.sim.store:SimBackend")
     saved_clock = core_clock.use(clock)
     saved_guard, ownership._HELD_GUARD = ownership._HELD_GUARD, lock
-    saved_runner, core_execute.run_group_tasks = core_execute.run_group_tasks, run_group_tasks_in_process
+    saved_runner, core_spark.run_group_tasks = core_spark.run_group_tasks, run_group_tasks_in_process
     # hudi-rs merges a MOR slice reading the store itself: here a Python merge reads the simulated store
     saved_merge, SliceReader._reader = SliceReader._reader, slice_reader_on(lambda reader: reader.storage)
     # one storage operation at a time: the core's parallel reads (footers, MDT files) run in the actor's thread
@@ -176,7 +176,7 @@ def simulated(world: store.World, clock, lock, seed: object = "base") -> Iterato
         uuid.uuid4 = saved_uuid4
         for prop, lock in unlocked:
             prop.lock = lock
-        core_execute.run_group_tasks = saved_runner
+        core_spark.run_group_tasks = saved_runner
         SliceReader._reader = saved_merge
         core_storage.PARALLEL_REQUESTS = saved_parallel
         javaprops.parse = saved_parse
