@@ -208,28 +208,29 @@ def _cmd_run(args) -> int:
     if args.continuous:
         return _run_continuous(args)
     mode = run_mode(args.mode, args.schedule)
-    starting = None
+    starting, local = None, None
     if mode in ("execute", "scheduleAndExecute") and not args.dry_run:
         from .run.local_pool import local_cores
         from .run.session_start import start_in_background
 
         try:
-            local = local_cores(args.engine, args.spark_master, args.spark_memory, args.spark_conf) is not None
+            local = local_cores(args.engine, args.spark_master, args.spark_memory, args.spark_conf)
         except ConfigError:  # said by the run, in its usual order
-            local = False
+            local = None
         # the JVM starts while the run's modules are imported, the table is checked and the plan is made; a local
-        # run's process server starts once the table has passed its checks (cluster(), spark_in_background)
-        if not local:
+        # run's process server starts once the table has passed its checks (_run_once)
+        if local is None:
             starting = start_in_background(args.spark_master, args.spark_memory, args.parallelism, args.spark_conf)
     try:
-        return _run_once(args, mode)
+        return _run_once(args, mode, local)
     finally:
         if starting is not None:  # a run that never took it (an error first): ended as the process ends (entry)
             starting.close()
 
 
-def _run_once(args, mode: Mode) -> int:
-    from .api import cluster
+def _run_once(args, mode: Mode, local_cores: int | None = None) -> int:
+    """One run; ``local_cores``: a local run's cores (``run.local_pool``), whose process server starts as soon as
+    the table has passed its checks, so its imports overlap the rest of the run's imports and its planning."""
     from .table import load_table
     from .table.checks import check_timeline, check_writable
 
@@ -242,6 +243,12 @@ def _run_once(args, mode: Mode) -> int:
     check_timeline(table, plans=mode != "purge_pending_instant")
     if not args.dry_run:
         check_writable(table)
+    if local_cores is not None:
+        from .run.local_pool import LocalPool
+
+        LocalPool(local_cores).begin()  # once per process: cluster()'s own pool finds it running
+    from .api import cluster
+
     result = cluster(
         args.base_path, mode, instant_time=args.instant_time, props_file=args.props,
         hoodie_conf=args.hoodie_conf, parallelism=args.parallelism, spark_master=args.spark_master,
