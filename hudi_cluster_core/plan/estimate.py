@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..config import catalogue
 from ..errors import PlanError
 from ..io.file_budget import FILL, ROLL_SLACK, BloomSizing
+from ..write.base_file import ParquetOptions, parquet_writer
 from .footer_stats import BaseFileFacts, FooterStats
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ SAMPLE_ROWS = 20_000  # rows compressed twice to learn what the new order does t
 SAMPLE_FILES = 16
 # a new row order changes what the rows compress to, but no order makes them take twice their uncompressed bytes
 ORDER_SLACK = 2
-_ARROW_CODECS = {"uncompressed": "none"}  # a file's parquet metadata when no input base file shows it (log-only groups)
 
 RowOrder = Callable[[pa.Table, list[str], str], pa.Array]
 """(rows, sort columns, layout) -> the rows' indices in the order the writer puts them in that layout (any
@@ -98,11 +97,11 @@ def sorted_bytes_per_row(storage: Storage, base_files: Sequence[str], columns: S
 
 
 def _compressed(rows: pa.Table, codec: str) -> int:
-    repeated = [name for name, column in zip(rows.column_names, rows.columns)
-                if not pa.types.is_nested(column.type) and pc.count_distinct(column).as_py() < rows.num_rows // 2]
+    """The rows' bytes as the writer writes them (``write.base_file.parquet_writer``: its codec and level, its
+    dictionary choice, its page size): the column chunks' compressed bytes, the footer left out."""
     sink = pa.BufferOutputStream()
-    pq.write_table(rows, sink, compression=_ARROW_CODECS.get(codec, codec), use_dictionary=repeated,
-                   compression_level=6 if codec == "gzip" else None, store_schema=False)  # fmt: skip
+    with parquet_writer(sink, rows.schema, ParquetOptions(compression=codec), sample=rows) as writer:
+        writer.write_table(rows)
     metadata = pq.read_metadata(pa.BufferReader(sink.getvalue()))
     return sum(metadata.row_group(g).column(c).total_compressed_size
                for g in range(metadata.num_row_groups) for c in range(metadata.num_columns))  # fmt: skip
