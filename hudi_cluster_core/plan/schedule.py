@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 from dataclasses import dataclass, replace
 
 from ..avro import encode_avro
@@ -11,6 +12,7 @@ from ..config import catalogue, strategy_params
 from ..config.sort_columns import parse_sort_columns
 from ..errors import ConfigError, PlanError, PluginError
 from ..failpoints import failpoint
+from ..io.storage import in_parallel
 from ..plugins import StrategyRegistry, call_hook
 from ..table import HudiTable, State
 from ..table.schema import check_sort_columns_in_schema
@@ -69,12 +71,15 @@ def _estimated(table: HudiTable, config, groups: list[PlannedGroup], layout: str
     columns = list(parse_sort_columns(config.sort_columns)) if config.sort_columns else []
     codec = config.writer.parquet_compression_codec
     footers = footer_stats_provider(table.storage)  # the strategy's: a footer it read for statistics is not read again
-    return [
-        replace(g, num_output_file_groups=estimate_slices(footers, g.slices, target, bloom, columns, codec, layout,
-                                                                  order).files)
-        if g.sized_by_target else g
-        for g in groups
-    ]
+
+    def estimated(g: PlannedGroup) -> PlannedGroup:
+        if not g.sized_by_target:
+            return g
+        files = estimate_slices(footers, g.slices, target, bloom, columns, codec, layout, order).files
+        return replace(g, num_output_file_groups=files)
+
+    # a group's sample is read, sorted and compressed by Arrow and libdeflate, outside the GIL: one per core
+    return in_parallel(estimated, groups, os.cpu_count() or 1)
 
 
 def _layout_written(registry: StrategyRegistry, execution_class: str, raw) -> str:
