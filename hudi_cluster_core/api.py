@@ -184,15 +184,13 @@ def _cluster(
             if scheduled is None:
                 return ClusterResult(None, mode, dry_run, rolled_back=tuple(rolled_back), message="nothing to cluster")
             target = scheduled.instant_time
-            if dry_run:
-                plan = read_plan(table.storage, target, scheduled.record, source="<dry-run plan>")
+            if dry_run or mode == "schedule":  # the plan as made (from this run's listing), not read back
+                source = "<dry-run plan>" if dry_run else f"the plan of {target}, as scheduled"
+                plan = read_plan(table.storage, target, scheduled.record, source=source)
                 plan = replace(plan, file_sizes=planned_file_sizes(table.storage, list(scheduled.groups)))
-                return plan_result(table, plan, mode, True, rolled_back, "dry run: nothing written", started,
-                                    config, registry)
-            if mode == "schedule":
                 parts = f" (partial progress: also {', '.join(scheduled.parts)})" if scheduled.parts else ""
-                return plan_result(table, _load(table.reload(own_instants=(target,)), target), mode, False,
-                                    rolled_back, "scheduled" + parts, started, config, registry)  # fmt: skip
+                message = "dry run: nothing written" if dry_run else "scheduled" + parts
+                return plan_result(table, plan, mode, dry_run, rolled_back, message, started, config, registry)
         # the plan's files were listed when it was checked (or planned, in this run): not listed again unless the
         # timeline moved since (instants of this run's own aside)
         table = table.reload(own_instants=(target,))

@@ -78,7 +78,9 @@ def _estimated(table: HudiTable, config, groups: list[PlannedGroup], layout: str
         files = estimate_slices(footers, g.slices, target, bloom, columns, codec, layout, order).files
         return replace(g, num_output_file_groups=files)
 
-    # a group's sample is read, sorted and compressed by Arrow and libdeflate, outside the GIL: one per core
+    # every footer first, as the store reads them best (local files one at a time: Storage.request_threads); then a
+    # group's sample per core: read, sorted and compressed by Arrow and libdeflate, outside the GIL
+    footers.read_all(s for g in groups if g.sized_by_target for s in g.slices)
     return in_parallel(estimated, groups, os.cpu_count() or 1)
 
 

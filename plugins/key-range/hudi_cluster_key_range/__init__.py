@@ -8,6 +8,8 @@ bloom index range pruning) opens fewer files. A component larger than the cap is
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from hudi_cluster_core.sdk import (
     GroupCutter, PlannedGroup, PlanStrategy, SizeLimits, finalize_groups, hookimpl, keys, overlapping_components,
     slices_by_partition,
@@ -19,12 +21,10 @@ def key_range_overlap(ranges: list[tuple[str, str]]) -> float:
     if len(ranges) < 2:
         return 0.0
     ordered = sorted(ranges)
-    overlaps = 0
-    for i, (low, high) in enumerate(ordered):
-        for other_low, other_high in ordered[i + 1 :]:
-            if other_low > high:
-                break
-            overlaps += 1
+    lows = [low for low, _ in ordered]
+    # in low order, the ranges after the i-th that overlap it are those starting at or before its high: counted by
+    # a binary search, not pair by pair (a partition of 1,000 files that all overlap is half a million pairs)
+    overlaps = sum(max(0, bisect_right(lows, high) - i - 1) for i, (_, high) in enumerate(ordered))
     return 2 * overlaps / len(ranges)
 
 

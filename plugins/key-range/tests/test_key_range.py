@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hudi_cluster_core.testing import check_plan_strategy, planning_inputs
 from hudi_cluster_key_range import KeyRangePlanStrategy, key_range_overlap
@@ -11,6 +12,20 @@ from hudi_cluster_key_range import KeyRangePlanStrategy, key_range_overlap
 def test_overlap_metric():
     assert key_range_overlap([("a", "c"), ("d", "f")]) == 0
     assert key_range_overlap([("a", "e"), ("b", "c"), ("d", "f")]) == 4 / 3
+
+
+def _overlap_pair_by_pair(ranges):
+    ordered, overlaps = sorted(ranges), 0
+    for i, (low, high) in enumerate(ordered):
+        overlaps += sum(1 for other_low, _ in ordered[i + 1 :] if other_low <= high and low <= high)
+    return 2 * overlaps / len(ranges) if len(ranges) > 1 else 0.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.text("abcde", max_size=3), st.text("abcde", max_size=3)), max_size=30))
+def test_overlap_metric_counts_every_overlapping_pair(ranges):
+    """The binary-search count is the pair-by-pair one (ranges given low > high included: they overlap nothing)."""
+    assert key_range_overlap(ranges) == _overlap_pair_by_pair(ranges)
 
 
 def components(slices, rng):
