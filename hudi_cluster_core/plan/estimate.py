@@ -24,6 +24,7 @@ the target allows, each with a footer of its own (the rolling writer keeps every
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
@@ -33,11 +34,11 @@ import pyarrow.parquet as pq
 from ..config import catalogue
 from ..errors import PlanError
 from ..io.file_budget import FILL, ROLL_SLACK, BloomSizing
+from ..io.storage import Storage
 from ..write.base_file import ParquetOptions, parquet_writer
 from .footer_stats import BaseFileFacts, FooterStats
 
 if TYPE_CHECKING:
-    from ..io.storage import Storage
     from ..table import FileSlice
     from .avro_plan import PlanGroup
 
@@ -184,4 +185,13 @@ def _order_bytes_per_row(storage: Storage, bases: Sequence[BaseFileFacts], paths
         worst = estimate_output(bases, log_bytes, 0, target, bloom, ORDER_SLACK * uncompressed / rows)
         if worst.files == 1:
             return None
-    return sorted_bytes_per_row(storage, paths, columns, codec, layout, order)
+    # a base file never changes under its name: a dry run's prediction takes its schedule's sample, not a second one
+    key = (tuple(paths), tuple(columns), codec, layout, order)
+    sampled = _SAMPLED.setdefault(storage, {})
+    if key not in sampled:
+        sampled[key] = sorted_bytes_per_row(storage, paths, columns, codec, layout, order)
+    return sampled[key]
+
+
+# per storage object (a table and its reloads share one): each group's sample, by its files and the writer's order
+_SAMPLED: weakref.WeakKeyDictionary[Storage, dict[tuple, float | None]] = weakref.WeakKeyDictionary()
