@@ -230,7 +230,12 @@ def _cmd_run(args) -> int:
 
 def _run_once(args, mode: Mode, local_cores: int | None = None) -> int:
     """One run; ``local_cores``: a local run's cores (``run.local_pool``), whose process server starts as soon as
-    the table has passed its checks, so its imports overlap the rest of the run's imports and its planning."""
+    the run starts, so its imports overlap the run's own imports, the table's checks and the planning (a run
+    refused up front leaves it as it exits: it ends with its driver)."""
+    if local_cores is not None:
+        from .run.local_pool import LocalPool
+
+        LocalPool(local_cores).begin()  # once per process: cluster()'s own pool finds it running
     from .table import load_table
     from .table.checks import check_timeline, check_writable
 
@@ -243,10 +248,6 @@ def _run_once(args, mode: Mode, local_cores: int | None = None) -> int:
     check_timeline(table, plans=mode != "purge_pending_instant")
     if not args.dry_run:
         check_writable(table)
-    if local_cores is not None:
-        from .run.local_pool import LocalPool
-
-        LocalPool(local_cores).begin()  # once per process: cluster()'s own pool finds it running
     from .api import cluster
 
     result = cluster(
