@@ -173,12 +173,13 @@ def _cluster(
     try:  # from here on this run may own an instant: whatever fails, it is rolled back before we return
         if target is None:
             from .sort.curves import curve_sort_indices  # the sort engine, only when a plan is made
+            from .write.base_file import column_chunk_bytes
 
             with timeline_lock(table.storage, ownership.wait_ms):  # plan and write it in one step: no overlap
                 table = table.reload()
-                # the writer's row order, handed down: the plan's file counts are estimated on rows in that order
+                # the writer's row order and bytes, handed down: the plan's file counts are estimated as it writes
                 scheduled = schedule(table, config, registry, instant_time=instant_time, dry_run=dry_run,
-                                     row_order=curve_sort_indices)  # fmt: skip
+                                     row_order=curve_sort_indices, row_bytes=column_chunk_bytes)  # fmt: skip
                 if scheduled is not None and scheduled.written and mode == "scheduleAndExecute":
                     heartbeat = ownership.heartbeat(table, scheduled.instant_time).start()
             if scheduled is None:

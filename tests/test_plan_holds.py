@@ -18,6 +18,7 @@ from hudi_cluster_core.plan.estimate import SAMPLE_ROWS, bloom_sizing, estimate_
 from hudi_cluster_core.plan.footer_stats import footer_stats_provider
 from hudi_cluster_core.sort.curves import curve_sort_indices
 from hudi_cluster_core.table import load_table
+from hudi_cluster_core.write.base_file import column_chunk_bytes
 from hudi_cluster_core.writer.append import append
 from tests.support.readers import read_hudi_rs
 
@@ -124,8 +125,8 @@ def _target_holding_the_linear_rows_in_two_files(base) -> int:
     table = load_table(base)
     paths = [table.storage.join(s.partition, s.base_file.name) for s in table.view().latest_file_slices()]
     bases = footer_stats_provider(table.storage).facts([(p, None) for p in paths])
-    linear, curve = (sorted_bytes_per_row(table.storage, paths, ["x", "y"], "gzip", layout, curve_sort_indices)
-                     for layout in ("LINEAR", "ZORDER"))  # fmt: skip
+    linear, curve = (sorted_bytes_per_row(table.storage, paths, ["x", "y"], "gzip", layout, curve_sort_indices,
+                                          column_chunk_bytes) for layout in ("LINEAR", "ZORDER"))  # fmt: skip
     assert curve > 1.04 * linear, (curve, linear)  # the z-order compresses worse: what a linear sample misses
     bloom = bloom_sizing(NO_BLOOM)
 

@@ -16,8 +16,10 @@ the target allows, each with a footer of its own (the rolling writer keeps every
   a sample of the group's rows (the first rows of up to 16 base files) sorted and compressed as the writer does.
   The sample is put in the writer's own order (:data:`RowOrder`, its z-order or Hilbert keys in a curve layout),
   handed in by the driver: a curve order compresses worse than a linear one (~2.5% on two uniform columns, enough
-  for a file more where the linear rows just fit), and the sort engine sits above this layer. A group that is one
-  file in any order (twice its uncompressed bytes fit) takes no sample;
+  for a file more where the linear rows just fit), and the sort engine sits above this layer. The sample's bytes
+  are the writer's own (:data:`RowBytes`: its codec, level and dictionary choice; libdeflate's gzip is about a
+  third of the CPU of Arrow's zlib), handed in by the driver too: plan and write do not import each other. A
+  group that is one file in any order (twice its uncompressed bytes fit) takes no sample;
 * files: the fewest that hold the rows' bytes when each is filled as the rolling writer fills it.
 """
 
@@ -35,7 +37,6 @@ from ..config import catalogue
 from ..errors import PlanError
 from ..io.file_budget import FILL, ROLL_SLACK, BloomSizing
 from ..io.storage import Storage
-from ..write.base_file import ParquetOptions, parquet_writer
 from .footer_stats import BaseFileFacts, FooterStats
 
 if TYPE_CHECKING:
@@ -51,6 +52,9 @@ ORDER_SLACK = 2
 RowOrder = Callable[[pa.Table, list[str], str], pa.Array]
 """(rows, sort columns, layout) -> the rows' indices in the order the writer puts them in that layout (any
 spelling :func:`..layout.parse_layout` accepts). Without one, a sample is sorted linearly by Arrow."""
+RowBytes = Callable[[pa.Table, str], int]
+"""(rows, codec) -> the bytes of the rows' column chunks as the writer writes them in one file with that codec
+(``write.base_file.column_chunk_bytes``). Without one, no sample is taken: the rows' bytes are the inputs'."""
 
 
 @dataclass(frozen=True)
@@ -71,12 +75,13 @@ def bloom_sizing(settings) -> BloomSizing:
 
 
 def sorted_bytes_per_row(storage: Storage, base_files: Sequence[str], columns: Sequence[str], codec: str,
-                         layout: str = "LINEAR", order: RowOrder | None = None) -> float | None:  # fmt: skip
+                         layout: str = "LINEAR", order: RowOrder | None = None,
+                         row_bytes: RowBytes | None = None) -> float | None:  # fmt: skip
     """Compressed bytes a row takes once the group is sorted by ``columns`` in ``layout``: a sample of its rows (the
     first rows of up to ``SAMPLE_FILES`` base files) put in the writer's ``order`` (else sorted linearly) and
-    compressed with the output codec, dictionaries only where values repeat (as the writer chooses them). None
-    without sort columns, or when the sample cannot be sorted."""
-    if not columns or not base_files:
+    measured by the writer's ``row_bytes`` with the output codec. None without sort columns or ``row_bytes``, or
+    when the sample cannot be sorted."""
+    if not columns or not base_files or row_bytes is None:
         return None
     step = max(1, len(base_files) // SAMPLE_FILES)
     chosen = list(base_files[::step])[:SAMPLE_FILES]
@@ -94,18 +99,7 @@ def sorted_bytes_per_row(storage: Storage, base_files: Sequence[str], columns: S
             sample = sample.take(order(sample, list(columns), layout))
     except (pa.ArrowException, ValueError, KeyError, PlanError):  # a column the sample lacks, a type it cannot sort
         return None
-    return _compressed(sample, codec) / sample.num_rows if sample.num_rows else None
-
-
-def _compressed(rows: pa.Table, codec: str) -> int:
-    """The rows' bytes as the writer writes them (``write.base_file.parquet_writer``: its codec and level, its
-    dictionary choice, its page size): the column chunks' compressed bytes, the footer left out."""
-    sink = pa.BufferOutputStream()
-    with parquet_writer(sink, rows.schema, ParquetOptions(compression=codec), sample=rows) as writer:
-        writer.write_table(rows)
-    metadata = pq.read_metadata(pa.BufferReader(sink.getvalue()))
-    return sum(metadata.row_group(g).column(c).total_compressed_size
-               for g in range(metadata.num_row_groups) for c in range(metadata.num_columns))  # fmt: skip
+    return row_bytes(sample, codec) / sample.num_rows if sample.num_rows else None
 
 
 def estimate_output(bases: Sequence[BaseFileFacts], log_bytes: int, log_files: int, target: int,
@@ -139,9 +133,9 @@ def estimate_output(bases: Sequence[BaseFileFacts], log_bytes: int, log_files: i
 
 def estimate_slices(footers: FooterStats, slices: Iterable[FileSlice], target: int, bloom: BloomSizing,
                     columns: Sequence[str] = (), codec: str = "gzip", layout: str = "LINEAR",
-                    order: RowOrder | None = None) -> OutputEstimate:  # fmt: skip
-    """:func:`estimate_output` of a planned group's file slices, sorted by ``columns`` in ``layout`` (``order``: the
-    writer's, see :func:`sorted_bytes_per_row`); the base files' footers
+                    order: RowOrder | None = None, row_bytes: RowBytes | None = None) -> OutputEstimate:  # fmt: skip
+    """:func:`estimate_output` of a planned group's file slices, sorted by ``columns`` in ``layout`` (``order`` and
+    ``row_bytes``: the writer's, see :func:`sorted_bytes_per_row`); the base files' footers
     come from ``footers`` (the table's :func:`~.footer_stats.footer_stats_provider`: read once, concurrently, or
     not again when the strategy read them for its statistics)."""
     storage = footers.storage
@@ -151,16 +145,17 @@ def estimate_slices(footers: FooterStats, slices: Iterable[FileSlice], target: i
     paths = [path for path, _ in files]
     logs = [log for s in slices for log in s.log_files]
     log_bytes = sum(s.log_files_size for s in slices)
-    per_row = _order_bytes_per_row(storage, bases, paths, log_bytes, target, bloom, columns, codec, layout, order)
+    per_row = _order_bytes_per_row(storage, bases, paths, log_bytes, target, bloom, columns, codec, layout, order,
+                                   row_bytes)
     return estimate_output(bases, log_bytes, len(logs), target, bloom, per_row)
 
 
 def estimate_plan_group(footers: FooterStats, group: PlanGroup, target: int, bloom: BloomSizing,
                         columns: Sequence[str] = (), codec: str = "gzip",
                         sizes: Mapping[str, int] | None = None, layout: str = "LINEAR",
-                        order: RowOrder | None = None) -> OutputEstimate:  # fmt: skip
+                        order: RowOrder | None = None, row_bytes: RowBytes | None = None) -> OutputEstimate:  # fmt: skip
     """:func:`estimate_output` of a stored plan's group (its files as the plan names them), sorted by ``columns`` in
-    ``layout`` (``order``: the writer's, see :func:`sorted_bytes_per_row`);
+    ``layout`` (``order`` and ``row_bytes``: the writer's, see :func:`sorted_bytes_per_row`);
     ``sizes``: the files' sizes as the plan was checked against the listing (else asked of storage). A footer
     the schedule read for this table object (its statistics, its estimate) is not read again."""
     storage = footers.storage
@@ -169,13 +164,14 @@ def estimate_plan_group(footers: FooterStats, group: PlanGroup, target: int, blo
     bases = footers.facts([(p, known.get(p)) for p in paths])
     logs = [path for s in group.slices for path in s.log_files if not path.endswith(".cdc")]
     log_bytes = sum(known[p] if p in known else storage.size(p) for p in logs)
-    per_row = _order_bytes_per_row(storage, bases, paths, log_bytes, target, bloom, columns, codec, layout, order)
+    per_row = _order_bytes_per_row(storage, bases, paths, log_bytes, target, bloom, columns, codec, layout, order,
+                                   row_bytes)
     return estimate_output(bases, log_bytes, len(logs), target, bloom, per_row)
 
 
 def _order_bytes_per_row(storage: Storage, bases: Sequence[BaseFileFacts], paths: Sequence[str], log_bytes: int,
                          target: int, bloom: BloomSizing, columns: Sequence[str], codec: str, layout: str,
-                         order: RowOrder | None) -> float | None:  # fmt: skip
+                         order: RowOrder | None, row_bytes: RowBytes | None) -> float | None:  # fmt: skip
     """:func:`sorted_bytes_per_row`, unless the group is one file in any order: its rows at ``ORDER_SLACK`` times
     their uncompressed bytes still fit one file (a small table's groups at Hudi's 1 GiB target). Then no sample is
     read, sorted and compressed (a third of a small table's whole run), and the rows' bytes are the inputs'."""
@@ -186,10 +182,10 @@ def _order_bytes_per_row(storage: Storage, bases: Sequence[BaseFileFacts], paths
         if worst.files == 1:
             return None
     # a base file never changes under its name: a dry run's prediction takes its schedule's sample, not a second one
-    key = (tuple(paths), tuple(columns), codec, layout, order)
+    key = (tuple(paths), tuple(columns), codec, layout, order, row_bytes)
     sampled = _SAMPLED.setdefault(storage, {})
     if key not in sampled:
-        sampled[key] = sorted_bytes_per_row(storage, paths, columns, codec, layout, order)
+        sampled[key] = sorted_bytes_per_row(storage, paths, columns, codec, layout, order, row_bytes)
     return sampled[key]
 
 

@@ -18,7 +18,7 @@ from ..table import HudiTable, State
 from ..table.schema import check_sort_columns_in_schema
 from .avro_plan import build_requested_replace_metadata
 from .eligibility import select_partitions
-from .estimate import RowOrder, bloom_sizing, estimate_slices
+from .estimate import RowBytes, RowOrder, bloom_sizing, estimate_slices
 from .footer_stats import footer_stats_provider
 from .model import PlanContext, PlannedGroup
 from .stored_settings import layout_in_effect, settings_to_store
@@ -62,7 +62,7 @@ def _check_groups(strategy, eligible: list, groups: list[PlannedGroup]) -> None:
 
 
 def _estimated(table: HudiTable, config, groups: list[PlannedGroup], layout: str,
-               order: RowOrder | None) -> list[PlannedGroup]:  # fmt: skip
+               order: RowOrder | None, row_bytes: RowBytes | None) -> list[PlannedGroup]:  # fmt: skip
     """Groups sized by the target's rule get the estimate's file count instead: what their rows become, written
     in files of at most the target, footers included (plan/estimate.py; the dry run predicts with it too), sorted
     in ``layout`` by the writer's ``order``."""
@@ -75,7 +75,7 @@ def _estimated(table: HudiTable, config, groups: list[PlannedGroup], layout: str
     def estimated(g: PlannedGroup) -> PlannedGroup:
         if not g.sized_by_target:
             return g
-        files = estimate_slices(footers, g.slices, target, bloom, columns, codec, layout, order).files
+        files = estimate_slices(footers, g.slices, target, bloom, columns, codec, layout, order, row_bytes).files
         return replace(g, num_output_file_groups=files)
 
     # every footer first, as the store reads them best (local files one at a time: Storage.request_threads); then a
@@ -116,13 +116,15 @@ def _write_requested(table: HudiTable, instant_time: str, data: bytes) -> None:
 
 def schedule(
     table: HudiTable, config, registry: StrategyRegistry, *, instant_time: str | None = None, dry_run: bool = False,
-    row_order: RowOrder | None = None,
+    row_order: RowOrder | None = None, row_bytes: RowBytes | None = None,
 ) -> ScheduledPlan | None:
     """Build a clustering plan and write it as a requested instant; None when nothing is worth clustering.
 
     ``row_order``: the writer's row order in a layout (the sort engine's, handed in by the driver: this layer
     does not import it); the estimate of a group's files compresses a sample of its rows in that order. Without
-    it the sample is sorted linearly, which undercounts a z-order or Hilbert layout's bytes."""
+    it the sample is sorted linearly, which undercounts a z-order or Hilbert layout's bytes. ``row_bytes``: what
+    the writer makes of rows in bytes (``write.base_file.column_chunk_bytes``, handed in as well); without it no
+    sample is taken and a group's rows are estimated at their inputs' bytes."""
     plan_strategy = registry.resolve("plan", config.plan_strategy_class, config_key=catalogue.PLAN_STRATEGY_CLASS)
     execution = registry.resolve("execution", config.execution_strategy_class, config_key=catalogue.EXECUTION_STRATEGY_CLASS)
     params = strategy_params(plan_strategy, config.raw)
@@ -151,7 +153,8 @@ def schedule(
         log.info("nothing to cluster: %d slice(s), %d eligible", len(slices), len(eligible))
         return None
     execution_class, params_map = call_hook(plan_strategy, "plan_execution_strategy", context=context)
-    groups = _estimated(table, config, groups, _layout_written(registry, execution_class, config.raw), row_order)
+    groups = _estimated(table, config, groups, _layout_written(registry, execution_class, config.raw), row_order,
+                        row_bytes)
     params_map = {**settings_to_store(config.raw), **params_map}  # executed as scheduled (plan/stored_settings.py)
     # Hudi 1.x always plans with preserveHoodieMetadata=true: clustered rows keep their commit time.
     # partial progress: instants of at most N groups, each committed on its own (a dry run shows the whole plan)

@@ -12,7 +12,7 @@ from ..config import catalogue, strategy_params
 from ..config.sort_columns import parse_sort_columns
 from ..errors import PlanError
 from ..failpoints import failpoint
-from ..write.base_file import ParquetOptions
+from ..write.base_file import ParquetOptions, column_chunk_bytes
 from ..plan.avro_plan import StoredPlan, read_plan
 from ..plan.estimate import OutputEstimate, bloom_sizing, estimate_plan_group
 from ..plan.footer_stats import footer_stats_provider
@@ -120,7 +120,7 @@ def plan_estimates(table: HudiTable, plan: StoredPlan, config, registry: Strateg
     footers = footer_stats_provider(table.storage)  # the schedule's, when it ran in this process: no footer read again
     # the sample is put in the writer's order (a curve compresses worse than a linear sort): what the schedule did
     estimates = [estimate_plan_group(footers, group, target, bloom_sizing(settings), names, codec, plan.file_sizes,
-                                     layout, curve_sort_indices) for group in plan.groups]  # fmt: skip
+                                     layout, curve_sort_indices, column_chunk_bytes) for group in plan.groups]  # fmt: skip
     line = (f"execution {plan.execution_class}, sort columns {columns or 'none'}, layout {layout}, "
             f"target {human_bytes(target)}; predicted {sum(e.files for e in estimates)} file(s), "
             f"{human_bytes(sum(e.bytes for e in estimates))} from {human_bytes(sum(e.input_bytes for e in estimates))} "
