@@ -218,7 +218,7 @@ def _cmd_run(args) -> int:
         except ConfigError:  # said by the run, in its usual order
             local = None
         # the JVM starts while the run's modules are imported, the table is checked and the plan is made; a local
-        # run's process server starts once the table has passed its checks (_run_once)
+        # run's process server starts as the run starts, before the table's checks (_run_once)
         if local is None:
             starting = start_in_background(args.spark_master, args.spark_memory, args.parallelism, args.spark_conf)
     try:

@@ -65,7 +65,7 @@ def _estimated(table: HudiTable, config, groups: list[PlannedGroup], layout: str
                order: RowOrder | None, row_bytes: RowBytes | None) -> list[PlannedGroup]:  # fmt: skip
     """Groups sized by the target's rule get the estimate's file count instead: what their rows become, written
     in files of at most the target, footers included (plan/estimate.py; the dry run predicts with it too), sorted
-    in ``layout`` by the writer's ``order``."""
+    in ``layout`` by the writer's ``order`` and measured by its ``row_bytes``."""
     bloom = bloom_sizing(config.raw)
     target = config.target_file_max_bytes
     columns = list(parse_sort_columns(config.sort_columns)) if config.sort_columns else []
