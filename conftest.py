@@ -17,3 +17,58 @@ def _hudi_session(master=None, app_name="hudi-cluster", conf=None, *, hold_signa
 
 
 spark_runtime.get_spark = _hudi_session
+
+
+# --- Disk: the suite writes about 11 GB of tables in all, and must not keep them -------------------------------
+# A passing test's ``tmp_path`` is removed when it ends (``tmp_path_retention_policy = "failed"`` in
+# pyproject.toml). What a module's fixtures made with ``tmp_path_factory.mktemp`` is removed when the module's
+# last test ends, unless a test of the module failed; directories named ``session-*`` live for the whole session
+# (the tables Apache Hudi writes once, ``tests/conftest.py``). Child processes, the JVMs' Python workers and the
+# CLI runs a test kills among them, make their temp files in one directory removed at the session's end, so a
+# killed process leaves nothing in the system's temp directory.
+import os  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+SESSION_PREFIX = "session-"
+_module_scratch: dict = {"path": None, "before": frozenset(), "failed": 0}
+
+
+def pytest_configure(config):
+    tempfile.gettempdir()  # this process keeps the system's temp directory (pytest's own basetemp is under it)
+    children = tempfile.mkdtemp(prefix="hudi-cluster-tests-")
+    os.chmod(children, 0o1777)  # like /tmp: tests run the CLI as another user too
+    config._hudi_children_tmp = children
+    os.environ["TMPDIR"] = children
+
+
+def pytest_unconfigure(config):
+    children = getattr(config, "_hudi_children_tmp", None)
+    if children:
+        shutil.rmtree(children, ignore_errors=True)
+
+
+def _basetemp(item) -> Path:
+    return item.config._tmp_path_factory.getbasetemp()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if _module_scratch["path"] != item.path:
+        _module_scratch.update(path=item.path, before=frozenset(_basetemp(item).iterdir()),
+                               failed=item.session.testsfailed)  # fmt: skip
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    try:
+        return (yield)
+    finally:
+        module_ended = nextitem is None or nextitem.path != item.path
+        if module_ended and _module_scratch["path"] == item.path and item.session.testsfailed == _module_scratch["failed"]:
+            for entry in set(_basetemp(item).iterdir()) - _module_scratch["before"]:
+                if not entry.name.startswith(SESSION_PREFIX) and entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)

@@ -59,4 +59,4 @@ def hudi_tables(spark, tmp_path_factory):
     kinds ``cow_v6``, ``cow_v9``, ``mor_v9``, ``mor_v9_late_upserts``, ``cow_v9_mdt``, ``cow_v9_rli``."""
     from tests.support.archived_tables import TableBuilder
 
-    return TableBuilder(spark, tmp_path_factory.mktemp("hudi-tables"))
+    return TableBuilder(spark, tmp_path_factory.mktemp("session-hudi-tables"))

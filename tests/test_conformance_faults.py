@@ -3,7 +3,9 @@ message naming the strategy, the hook and the broken invariant."""
 
 from __future__ import annotations
 
+import atexit
 import random
+import shutil
 import tempfile
 import time
 from dataclasses import replace
@@ -357,6 +359,7 @@ class WritesAFile(UpdateFault):
 
 
 _PYARROW_SINK = tempfile.mkdtemp(prefix="kit-pyarrow-sink-")  # made here: a mkdir in the hook is audited
+atexit.register(shutil.rmtree, _PYARROW_SINK, True)
 
 
 class WritesThroughPyarrow(UpdateFault):
