@@ -7,6 +7,13 @@ Hudi one (same local Spark, plus Hudi's jar and extensions). Subprocess tests (C
 use the runtime's own session builder.
 """
 
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
 import hudi_cluster_core.run.spark as spark_runtime
 
 
@@ -26,23 +33,27 @@ spark_runtime.get_spark = _hudi_session
 # (the tables Apache Hudi writes once, ``tests/conftest.py``). Child processes, the JVMs' Python workers and the
 # CLI runs a test kills among them, make their temp files in one directory removed at the session's end, so a
 # killed process leaves nothing in the system's temp directory.
-import os  # noqa: E402
-import shutil  # noqa: E402
-import tempfile  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import pytest  # noqa: E402
-
 SESSION_PREFIX = "session-"
+NEEDED_GB = 5
 _module_scratch: dict = {"path": None, "before": frozenset(), "failed": 0}
 
 
 def pytest_configure(config):
-    tempfile.gettempdir()  # this process keeps the system's temp directory (pytest's own basetemp is under it)
+    _warn_when_short_of_room(config)  # and this process keeps the system's temp directory (pytest's basetemp)
     children = tempfile.mkdtemp(prefix="hudi-cluster-tests-")
     os.chmod(children, 0o1777)  # like /tmp: tests run the CLI as another user too
     config._hudi_children_tmp = children
     os.environ["TMPDIR"] = children
+
+
+def _warn_when_short_of_room(config) -> None:
+    """A full run needs about 5 GB at once in the temp directory (4.4 GB measured); short of that, tests fail with
+    'No space left on device', so the warnings summary says so first."""
+    where = tempfile.gettempdir()
+    free = shutil.disk_usage(where).free / 1e9
+    if free < NEEDED_GB:
+        message = f"{where} has {free:.1f} GB free; a full test run needs about {NEEDED_GB} GB there at once"
+        config.issue_config_time_warning(pytest.PytestConfigWarning(message), stacklevel=2)
 
 
 def pytest_unconfigure(config):
@@ -67,8 +78,9 @@ def pytest_runtest_teardown(item, nextitem):
     try:
         return (yield)
     finally:
-        module_ended = nextitem is None or nextitem.path != item.path
-        if module_ended and _module_scratch["path"] == item.path and item.session.testsfailed == _module_scratch["failed"]:
+        module_ended = nextitem is None or nextitem.path != item.path  # its module-scoped fixtures are torn down
+        passed = item.session.testsfailed == _module_scratch["failed"]  # a failure keeps what it failed on
+        if module_ended and passed and _module_scratch["path"] == item.path:
             for entry in set(_basetemp(item).iterdir()) - _module_scratch["before"]:
                 if not entry.name.startswith(SESSION_PREFIX) and entry.is_dir() and not entry.is_symlink():
                     shutil.rmtree(entry, ignore_errors=True)
