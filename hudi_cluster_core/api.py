@@ -173,7 +173,7 @@ def _cluster(
     try:  # from here on this run may own an instant: whatever fails, it is rolled back before we return
         if target is None:
             from .sort.curves import curve_sort_indices  # the sort engine, only when a plan is made
-            from .write.base_file import column_chunk_bytes
+            from .write.footer_size import column_chunk_bytes
 
             with timeline_lock(table.storage, ownership.wait_ms):  # plan and write it in one step: no overlap
                 table = table.reload()

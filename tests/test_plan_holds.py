@@ -18,7 +18,7 @@ from hudi_cluster_core.plan.estimate import SAMPLE_ROWS, bloom_sizing, estimate_
 from hudi_cluster_core.plan.footer_stats import footer_stats_provider
 from hudi_cluster_core.sort.curves import curve_sort_indices
 from hudi_cluster_core.table import load_table
-from hudi_cluster_core.write.base_file import column_chunk_bytes
+from hudi_cluster_core.write.footer_size import column_chunk_bytes
 from hudi_cluster_core.writer.append import append
 from tests.support.readers import read_hudi_rs
 

@@ -54,7 +54,7 @@ RowOrder = Callable[[pa.Table, list[str], str], pa.Array]
 spelling :func:`..layout.parse_layout` accepts). Without one, a sample is sorted linearly by Arrow."""
 RowBytes = Callable[[pa.Table, str], int]
 """(rows, codec) -> the bytes of the rows' column chunks as the writer writes them in one file with that codec
-(``write.base_file.column_chunk_bytes``). Without one, no sample is taken: the rows' bytes are the inputs'."""
+(``write.footer_size.column_chunk_bytes``). Without one, no sample is taken: the rows' bytes are the inputs'."""
 
 
 @dataclass(frozen=True)

@@ -123,7 +123,7 @@ def schedule(
     ``row_order``: the writer's row order in a layout (the sort engine's, handed in by the driver: this layer
     does not import it); the estimate of a group's files compresses a sample of its rows in that order. Without
     it the sample is sorted linearly, which undercounts a z-order or Hilbert layout's bytes. ``row_bytes``: what
-    the writer makes of rows in bytes (``write.base_file.column_chunk_bytes``, handed in as well); without it no
+    the writer makes of rows in bytes (``write.footer_size.column_chunk_bytes``, handed in as well); without it no
     sample is taken and a group's rows are estimated at their inputs' bytes."""
     plan_strategy = registry.resolve("plan", config.plan_strategy_class, config_key=catalogue.PLAN_STRATEGY_CLASS)
     execution = registry.resolve("execution", config.execution_strategy_class, config_key=catalogue.EXECUTION_STRATEGY_CLASS)

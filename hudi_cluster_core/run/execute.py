@@ -12,7 +12,8 @@ from ..config import catalogue, strategy_params
 from ..config.sort_columns import parse_sort_columns
 from ..errors import PlanError
 from ..failpoints import failpoint
-from ..write.base_file import ParquetOptions, column_chunk_bytes
+from ..write.base_file import ParquetOptions
+from ..write.footer_size import column_chunk_bytes
 from ..plan.avro_plan import StoredPlan, read_plan
 from ..plan.estimate import OutputEstimate, bloom_sizing, estimate_plan_group
 from ..plan.footer_stats import footer_stats_provider

@@ -135,18 +135,6 @@ def write_base_file(storage: Storage, context: WriteContext, table: pa.Table, fi
     return write_stat(file_id, relative, context.partition, table.num_rows, storage.size(path), started)
 
 
-def column_chunk_bytes(rows: pa.Table, codec: str) -> int:
-    """The bytes of ``rows``' column chunks when this writer writes them in one file with ``codec`` (its level, its
-    dictionary choice, its page size), the footer left out: what a plan's estimate measures its sample with
-    (``plan.estimate.RowBytes``, handed in by the driver)."""
-    sink = pa.BufferOutputStream()
-    with parquet_writer(sink, rows.schema, ParquetOptions(compression=codec), sample=rows) as writer:
-        writer.write_table(rows)
-    metadata = pq.read_metadata(pa.BufferReader(sink.getvalue()))
-    return sum(metadata.row_group(g).column(c).total_compressed_size
-               for g in range(metadata.num_row_groups) for c in range(metadata.num_columns))  # fmt: skip
-
-
 def parquet_writer(sink, schema: pa.Schema, options: ParquetOptions, sample: pa.Table | None = None) -> pq.ParquetWriter:
     """A writer of Hudi base file bytes; ``sample`` (the file's first rows) picks the dictionary-encoded columns."""
     # store_schema=False: Hudi's files carry no ARROW:schema; Hudi's keys go in through add_key_value_metadata

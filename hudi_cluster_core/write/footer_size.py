@@ -73,6 +73,12 @@ def chunk_bytes(rows: pa.Table, options: ParquetOptions) -> int:
     return _write_in_memory(rows, options, 1)[1]
 
 
+def column_chunk_bytes(rows: pa.Table, codec: str) -> int:
+    """:func:`chunk_bytes` with the writer's default options in ``codec`` (its level, dictionary choice and page
+    size): what a plan's estimate measures its sample with (``plan.estimate.RowBytes``, handed in by the driver)."""
+    return chunk_bytes(rows, ParquetOptions(compression=codec))
+
+
 def _metadata_bytes(row: pa.Table, options: ParquetOptions, row_groups: int) -> int:
     """Bytes after the last column chunk of a file of ``row`` written ``row_groups`` times: footer and magic."""
     size, chunks = _write_in_memory(row, options, row_groups)
