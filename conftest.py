@@ -39,17 +39,18 @@ _module_scratch: dict = {"path": None, "before": frozenset(), "failed": 0}
 
 
 def pytest_configure(config):
-    _warn_when_short_of_room(config)  # and this process keeps the system's temp directory (pytest's basetemp)
+    # asked (and cached by tempfile) before TMPDIR changes: this process keeps the system's temp directory, where
+    # pytest's basetemp goes, so what a failed test leaves outlives the session
+    _warn_when_short_of_room(config, tempfile.gettempdir())
     children = tempfile.mkdtemp(prefix="hudi-cluster-tests-")
     os.chmod(children, 0o1777)  # like /tmp: tests run the CLI as another user too
     config._hudi_children_tmp = children
     os.environ["TMPDIR"] = children
 
 
-def _warn_when_short_of_room(config) -> None:
-    """A full run needs about 5 GB at once in the temp directory (4.4 GB measured); short of that, tests fail with
-    'No space left on device', so the warnings summary says so first."""
-    where = tempfile.gettempdir()
+def _warn_when_short_of_room(config, where: str) -> None:
+    """A full run needs about 5 GB at once in the temp directory ``where`` (4.4 GB measured); short of that, tests
+    fail with 'No space left on device', so the warnings summary says so first."""
     free = shutil.disk_usage(where).free / 1e9
     if free < NEEDED_GB:
         message = f"{where} has {free:.1f} GB free; a full test run needs about {NEEDED_GB} GB there at once"

@@ -1,5 +1,5 @@
-"""The suite keeps no tables it no longer needs (conftest.py): the last CI run but one failed with 'No space left on
-device' after the runs before it had kept about 11 GB each. Checked on an inner pytest run of the same conftest."""
+"""The suite keeps no tables it no longer needs (conftest.py): a CI run failed with 'No space left on device' after
+the runs before it on the same disk had kept about 11 GB each. Checked on inner pytest runs of the same conftest."""
 
 from __future__ import annotations
 
@@ -31,11 +31,15 @@ def test_writes(table, tmp_path, tmp_path_factory):
 """
 
 
-def test_a_passing_module_leaves_nothing_a_failing_one_keeps_its_tables(pytester):
+def _inner_project(pytester, **modules: bool) -> None:
+    """Our conftest and pytest setting, and a module per name (True: its test passes)."""
     pytester.makeconftest((REPO / "conftest.py").read_text())
     pytester.makeini("[pytest]\ntmp_path_retention_policy = failed\n")
-    pytester.makepyfile(test_a=MODULE_TABLE.format(name="passes", ok=True),
-                        test_b=MODULE_TABLE.format(name="fails", ok=False))  # fmt: skip
+    pytester.makepyfile(**{f"test_{name}": MODULE_TABLE.format(name=name, ok=ok) for name, ok in modules.items()})
+
+
+def test_a_passing_module_leaves_nothing_a_failing_one_keeps_its_tables(pytester):
+    _inner_project(pytester, passes=True, fails=False)
     basetemp = pytester.path / "basetemp"
     result = pytester.runpytest_subprocess(f"--basetemp={basetemp}", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
@@ -49,12 +53,11 @@ def test_a_passing_module_leaves_nothing_a_failing_one_keeps_its_tables(pytester
 
 
 def test_a_passing_run_leaves_no_temp_directory(pytester, tmp_path):
-    pytester.makeconftest((REPO / "conftest.py").read_text())
-    pytester.makeini("[pytest]\ntmp_path_retention_policy = failed\n")
-    pytester.makepyfile(test_a=MODULE_TABLE.format(name="passes", ok=True))
+    _inner_project(pytester, passes=True)
     temp = tmp_path / "temp"  # the inner run's system temp directory (pytester's own runs name a --basetemp, kept)
     temp.mkdir()
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=pytester.path,
-                          env={**os.environ, "TMPDIR": str(temp)}, capture_output=True, text=True, timeout=300)  # fmt: skip
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    done = subprocess.run(command, cwd=pytester.path, env={**os.environ, "TMPDIR": str(temp)}, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert not [p for p in temp.rglob("*") if not p.is_dir()], sorted(map(str, temp.rglob("*")))
